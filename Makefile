@@ -1,0 +1,152 @@
+# gpuspy build. `make` builds build/gpuspy; `sudo make demo` and `sudo make test` are the two
+# commands README gives a new user (both install missing Debian packages first).
+BUILD      := build
+CUDA_HOME  ?= /usr/local/cuda
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+ARCH       := x86
+VERSION    := 0.1.0
+
+DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev \
+		bats jq strace python3 procps coreutils util-linux hyperfine
+
+WARN    := -Wall -Wextra -Werror
+CFLAGS  ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
+	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
+LDLIBS  := -lbpf -lelf -lz -lm
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
+	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
+
+BPF_COMPONENTS := osrt sched
+BPF_OBJS  := $(patsubst %,$(BUILD)/%.bpf.o,$(BPF_COMPONENTS))
+SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_COMPONENTS))
+USER_SRCS := $(wildcard loader/*.c) $(wildcard output/*.c)
+GEN_SRCS  := $(BUILD)/syscall_table.c
+USER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/syscall_table.o
+SAN_OBJS  := $(patsubst $(BUILD)/obj/%,$(BUILD)/san/%,$(USER_OBJS))
+TARGET_SRCS := $(wildcard tests/targets/*.c)
+TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+# the reader and what it needs, without the loader, for the fuzz target
+FUZZ_SRCS := $(filter-out output/report_cmd.c output/export_cmd.c,$(wildcard output/*.c)) \
+	$(BUILD)/syscall_table.c
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.PHONY: all deps demo test test-bats check-format format fuzz bench clean tracefs
+all: $(BUILD)/gpuspy
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<))_bpf > $@
+
+# syscall number -> name, from the installed kernel headers of this architecture
+$(BUILD)/syscall_table.c: output/gen_syscall_table.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)sh $< /usr/include/$(shell uname -m)-linux-gnu/asm/unistd_64.h > $@
+
+$(BUILD)/obj/%.o: %.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/syscall_table.o: $(BUILD)/syscall_table.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/san/%.o: %.c $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/san/syscall_table.o: $(BUILD)/syscall_table.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/gpuspy: $(USER_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -o $@
+
+# the same program with ASan/UBSan: the test suite runs this one
+$(BUILD)/gpuspy-san: $(SAN_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/targets/%: tests/targets/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -pthread $< -o $@
+
+$(BUILD)/bench/%: bench/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -pthread $< -o $@
+
+$(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput \
+		-fsanitize=fuzzer,address,undefined $^ -lz -lm -o $@
+
+-include tests/fakecuda/fakecuda.mk
+
+# Install the Debian packages that are missing; a no-op when all are present.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS     installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(TARGETS)
+	$(Q)sh tests/demo.sh $(BUILD)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-bats
+
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BUILD)/fuzz_reader
+	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) bats --print-output-on-failure tests/*.bats
+
+fuzz: $(BUILD)/fuzz_reader
+	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
+
+bench: all $(BENCH_BINS)
+	$(Q)sh bench/run.sh $(BUILD)
+
+check-format:
+	$(Q)clang-format --dry-run --Werror bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h \
+		tests/targets/*.c tests/fuzz/*.c bench/*.c
+
+format:
+	$(Q)clang-format -i bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h \
+		tests/targets/*.c tests/fuzz/*.c bench/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(USER_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d)
+.DELETE_ON_ERROR:

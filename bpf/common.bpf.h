@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps and helpers every gpuspy BPF component shares. Each component is its own object and
+ * skeleton; the loader creates these maps once (with the first skeleton) and hands the same fds
+ * to the others through bpf_map__reuse_fd(), so all components feed one ring buffer and agree
+ * on one set of traced processes.
+ */
+#ifndef GPUSPY_COMMON_BPF_H
+#define GPUSPY_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "records.h"
+
+/* Set by the loader before load. */
+const volatile bool trace_all = false; /* -a: every process but gpuspy itself */
+const volatile bool follow = true;     /* filter by process (all threads, children added) */
+const volatile __u32 self_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+/* Processes traced with `follow`: every thread of these tgids. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/* Threads traced without `follow` (--no-follow): exactly the threads that existed at start. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GS_LOSS_NKINDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+static __always_inline void count_loss(__u32 kind)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &kind);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline bool is_traced(__u32 tgid, __u32 tid)
+{
+	if (tgid == self_tgid)
+		return false;
+	if (trace_all)
+		return tgid != 0; /* never the idle tasks */
+	if (follow)
+		return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+	return bpf_map_lookup_elem(&traced_tids, &tid) != NULL;
+}
+
+static __always_inline bool current_is_traced(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return is_traced(id >> 32, (__u32)id);
+}
+
+static __always_inline void fill_hdr(struct gs_hdr *h, __u16 type, __u16 size, __u32 tgid,
+				     __u32 tid, __u64 ts)
+{
+	h->type = type;
+	h->size = size;
+	h->pid = tgid;
+	h->tid = tid;
+	h->flags = 0;
+	h->ts = ts;
+}
+
+/* Reserve a record of `size` bytes, counting the loss under `loss_kind` when the ring is full. */
+static __always_inline void *reserve_record(__u64 size, __u32 loss_kind)
+{
+	void *rec = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!rec)
+		count_loss(loss_kind);
+	return rec;
+}
+
+#endif /* GPUSPY_COMMON_BPF_H */

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * OS-runtime capture: every syscall of a traced thread is counted with its duration in a
+ * statistics map (exact counts, totals, min/max, sum of squares and a histogram for the median),
+ * and calls longer than `span_threshold_ns` also go to the ring buffer as timeline spans.
+ *
+ * tp_btf (BTF-typed raw tracepoints) is used instead of the raw_syscalls tracepoints because it needs no
+ * tracefs mount and skips the perf-event argument copy.
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u64 span_threshold_ns = 1000;
+
+struct inflight {
+	__u64 start_ns;
+	__u64 args[GS_SYSCALL_ARGS];
+	__s64 nr; /* -1: nothing in flight */
+};
+
+/* Task-local storage: freed with the task, so exit/execve paths that never return leave no
+ * stale entries, and the lookup is a pointer chase rather than a hash. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct inflight);
+} inflight_by_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* resized by the loader (--max-stat-keys) */
+	__type(key, struct gs_syscall_stats_key);
+	__type(value, struct gs_syscall_stats_val);
+} syscall_stats SEC(".maps");
+
+/* A zeroed value to insert from; too large for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gs_syscall_stats_val);
+} zero_stats SEC(".maps");
+
+static __always_inline __u32 msb64(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r;
+}
+
+/* Log-linear bucket; the same mapping is documented in docs/FORMAT.md and inverted by the
+ * reports (output/histogram.c). */
+static __always_inline __u32 hist_bucket(__u64 d)
+{
+	__u32 msb, octave, sub;
+
+	if (d < (1ULL << GS_HIST_MIN_SHIFT))
+		return d >> (GS_HIST_MIN_SHIFT - GS_HIST_SUB_SHIFT);
+	msb = msb64(d);
+	octave = msb - GS_HIST_MIN_SHIFT + 1;
+	if (octave >= GS_HIST_OCTAVES)
+		return GS_HIST_BUCKETS - 1;
+	sub = (d >> (msb - GS_HIST_SUB_SHIFT)) & (GS_HIST_SUB - 1);
+	return octave * GS_HIST_SUB + sub;
+}
+
+/* sumsq += d*d in 128 bits: d*d overflows 64 bits beyond ~4.3 s. Keys are per thread, so only
+ * one CPU updates a value at a time and plain arithmetic is safe. */
+static __always_inline void add_square(struct gs_syscall_stats_val *v, __u64 d)
+{
+	__u64 hi = d >> 32, lo = d & 0xffffffffULL, cross = hi * lo;
+	__u64 sq_lo = lo * lo + (cross << 33);
+	__u64 sq_hi = hi * hi + (cross >> 31) + (sq_lo < lo * lo);
+	__u64 old_lo = v->sumsq_lo;
+
+	v->sumsq_lo = old_lo + sq_lo;
+	v->sumsq_hi += sq_hi + (v->sumsq_lo < old_lo);
+}
+
+static __always_inline void account_syscall(__u32 tgid, __u32 tid, __u32 nr, __u64 dur)
+{
+	struct gs_syscall_stats_key key = {.pid = tgid, .tid = tid, .nr = nr};
+	struct gs_syscall_stats_val *v;
+	__u32 zero = 0, b;
+
+	v = bpf_map_lookup_elem(&syscall_stats, &key);
+	if (!v) {
+		struct gs_syscall_stats_val *init = bpf_map_lookup_elem(&zero_stats, &zero);
+
+		if (!init)
+			return;
+		init->min_ns = ~0ULL;
+		if (bpf_map_update_elem(&syscall_stats, &key, init, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&syscall_stats, &key)) {
+			count_loss(GS_LOSS_STATS_MAP_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&syscall_stats, &key);
+		if (!v)
+			return;
+	}
+	/* keys are per thread, so only one CPU updates a value at a time */
+	v->count++;
+	v->total_ns += dur;
+	if (dur < v->min_ns)
+		v->min_ns = dur;
+	if (dur > v->max_ns)
+		v->max_ns = dur;
+	add_square(v, dur);
+	b = hist_bucket(dur);
+	if (b < GS_HIST_BUCKETS)
+		v->hist[b]++;
+}
+
+/* Inode of the file behind `fd` in the current task, 0 when there is none. Cheap enough for
+ * spans only: it lets the loader name the file without racing a close() and reopen. */
+static __always_inline __u64 fd_inode(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file **fds;
+	struct file *f;
+	unsigned int max_fds;
+
+	if (fd > 1 << 20)
+		return 0;
+	max_fds = BPF_CORE_READ(task, files, fdt, max_fds);
+	if (fd >= max_fds)
+		return 0;
+	fds = BPF_CORE_READ(task, files, fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	return BPF_CORE_READ(f, f_inode, i_ino);
+}
+
+static __always_inline bool first_arg_is_fd(__u32 nr)
+{
+	switch (nr) {
+	case 0:	  /* read */
+	case 1:	  /* write */
+	case 3:	  /* close */
+	case 5:	  /* fstat */
+	case 8:	  /* lseek */
+	case 16:  /* ioctl */
+	case 17:  /* pread64 */
+	case 18:  /* pwrite64 */
+	case 19:  /* readv */
+	case 20:  /* writev */
+	case 42:  /* connect */
+	case 43:  /* accept */
+	case 44:  /* sendto */
+	case 45:  /* recvfrom */
+	case 46:  /* sendmsg */
+	case 47:  /* recvmsg */
+	case 72:  /* fcntl */
+	case 74:  /* fsync */
+	case 75:  /* fdatasync */
+	case 77:  /* ftruncate */
+	case 217: /* getdents64 */
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 288: /* accept4 */
+	case 295: /* preadv */
+	case 296: /* pwritev */
+	case 299: /* recvmmsg */
+	case 307: /* sendmmsg */
+		return true;
+	}
+	return false;
+}
+
+static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in, __u64 dur,
+				      long ret)
+{
+	struct gs_syscall *rec;
+
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_SYSCALL);
+	if (!rec)
+		return;
+	fill_hdr(&rec->hdr, GS_REC_SYSCALL, sizeof(*rec), tgid, tid, in->start_ns);
+	rec->dur_ns = dur;
+	rec->ret = ret;
+	rec->args[0] = in->args[0];
+	rec->args[1] = in->args[1];
+	rec->args[2] = in->args[2];
+	rec->nr = (__u32)in->nr;
+	rec->pad = 0;
+	/* close() already dropped the fd; its inode is gone from the table */
+	rec->fd_ino = first_arg_is_fd(rec->nr) && rec->nr != 3 ? fd_inode(in->args[0]) : 0;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct inflight *in;
+
+	if (!current_is_traced())
+		return 0;
+	task = bpf_get_current_task_btf();
+	in = bpf_task_storage_get(&inflight_by_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in)
+		return 0;
+	in->nr = id;
+	in->args[0] = BPF_CORE_READ(regs, di);
+	in->args[1] = BPF_CORE_READ(regs, si);
+	in->args[2] = BPF_CORE_READ(regs, dx);
+	in->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), dur;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct inflight *in;
+
+	/* no is_traced() check: the in-flight entry exists only for traced threads, and a thread
+	 * that was traced at entry is accounted even if tracing stops mid-call */
+	in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0, 0);
+	if (!in || in->nr < 0)
+		return 0;
+	dur = now - in->start_ns;
+	account_syscall(tgid, tid, (__u32)in->nr, dur);
+	if (dur >= span_threshold_ns)
+		emit_span(tgid, tid, in, dur, ret);
+	in->nr = -1;
+	return 0;
+}

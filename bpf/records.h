@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records shared by the BPF programs, the loader and the trace file.
+ *
+ * Every record starts with struct gs_hdr, whose `size` covers the whole record, so a reader can
+ * skip types it does not know: new capabilities (CUDA API calls, GPU activity, Python stacks)
+ * are new types, never a change to an existing layout. Layouts are fixed-width and 8-byte
+ * aligned so the bytes the kernel writes into the ring buffer go to the trace file unchanged.
+ * This header must stay includable from BPF code: fixed-width kernel types only.
+ */
+#ifndef GPUSPY_RECORDS_H
+#define GPUSPY_RECORDS_H
+
+#ifdef __BPF__
+/* vmlinux.h already provides __u8 .. __s64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define GS_COMM_LEN     16
+#define GS_FILENAME_LEN 96
+#define GS_FORK_THREAD  1 /* gs_fork.hdr.flags: a new thread, not a new process */
+#define GS_EXIT_GROUP   1 /* gs_exit.hdr.flags: the last thread of the process exited */
+#define GS_SYSCALL_ARGS 3
+
+/* Histogram of durations: GS_HIST_SUB buckets per power of two, from 2^GS_HIST_MIN_SHIFT ns. */
+#define GS_HIST_SUB_SHIFT 2
+#define GS_HIST_SUB       (1 << GS_HIST_SUB_SHIFT)
+#define GS_HIST_MIN_SHIFT 6
+#define GS_HIST_OCTAVES   34
+#define GS_HIST_BUCKETS   (GS_HIST_OCTAVES * GS_HIST_SUB)
+
+enum gs_record_type {
+	/* emitted by BPF programs */
+	GS_REC_SYSCALL = 1,
+	GS_REC_OFFCPU = 2,
+	GS_REC_FORK = 3,
+	GS_REC_EXEC = 4,
+	GS_REC_EXIT = 5,
+	GS_REC_COMM = 6, /* a thread's name: at rename (BPF) or from /proc at attach (loader) */
+	/* written by the loader */
+	GS_REC_TRACE_INFO = 100,
+	GS_REC_FD_NAME = 101,
+	GS_REC_SYSCALL_STATS = 102,
+	GS_REC_OFFCPU_STATS = 103,
+	GS_REC_LOSS = 104,
+	GS_REC_TRAILER = 105,
+};
+
+enum gs_offcpu_reason {
+	GS_OFFCPU_PREEMPTED = 0, /* runnable but descheduled */
+	GS_OFFCPU_SLEEPING = 1,	 /* TASK_INTERRUPTIBLE: waiting on futex, poll, pipe, ... */
+	GS_OFFCPU_BLOCKED = 2,	 /* TASK_UNINTERRUPTIBLE: usually disk I/O or page faults */
+	GS_OFFCPU_NREASONS = 3,
+};
+
+/* Sources of loss; each is counted where it happens and written into the trace. */
+enum gs_loss_kind {
+	GS_LOSS_RINGBUF_SYSCALL = 0,
+	GS_LOSS_RINGBUF_OFFCPU = 1,
+	GS_LOSS_RINGBUF_PROC = 2,
+	GS_LOSS_STATS_MAP_FULL = 3,
+	GS_LOSS_TRACED_MAP_FULL = 4,
+	GS_LOSS_NKINDS = 5,
+};
+
+struct gs_hdr {
+	__u16 type;
+	__u16 size;
+	__u32 pid; /* process (tgid) */
+	__u32 tid;
+	__u32 flags;
+	__u64 ts; /* CLOCK_MONOTONIC ns; the start for span records */
+};
+
+/* A syscall longer than the span threshold. */
+struct gs_syscall {
+	struct gs_hdr hdr;
+	__u64 dur_ns;
+	__s64 ret;
+	__u64 args[GS_SYSCALL_ARGS];
+	__u64 fd_ino; /* inode behind args[0] when it is an fd, 0 otherwise */
+	__u32 nr;
+	__u32 pad;
+};
+
+struct gs_offcpu {
+	struct gs_hdr hdr;
+	__u64 dur_ns;
+	__u32 reason; /* enum gs_offcpu_reason */
+	__u32 pad;
+};
+
+struct gs_fork {
+	struct gs_hdr hdr; /* pid/tid: the parent */
+	__u32 child_pid;
+	__u32 child_tid;
+	char comm[GS_COMM_LEN];
+};
+
+struct gs_exec {
+	struct gs_hdr hdr;
+	char comm[GS_COMM_LEN];
+	char filename[GS_FILENAME_LEN];
+};
+
+struct gs_exit {
+	struct gs_hdr hdr;
+	__s32 exit_code; /* wait(2) status; meaningful when tid == pid */
+	__u32 pad;
+	char comm[GS_COMM_LEN];
+};
+
+struct gs_comm {
+	struct gs_hdr hdr;
+	char comm[GS_COMM_LEN];
+};
+
+/* Values of the per-(process, thread, syscall) statistics map: exact for every call. */
+struct gs_syscall_stats_key {
+	__u32 pid;
+	__u32 tid;
+	__u32 nr;
+	__u32 pad;
+};
+
+struct gs_syscall_stats_val {
+	__u64 count;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	/* sum of squared durations as a 128-bit number, for an exact standard deviation */
+	__u64 sumsq_lo;
+	__u64 sumsq_hi;
+	__u32 hist[GS_HIST_BUCKETS];
+};
+
+struct gs_offcpu_stats_key {
+	__u32 pid;
+	__u32 tid;
+};
+
+struct gs_offcpu_stats_val {
+	__u64 ns[GS_OFFCPU_NREASONS];
+	__u64 count[GS_OFFCPU_NREASONS];
+};
+
+#define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
+	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
+	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
+
+GS_REC_ASSERT_SIZE(struct gs_hdr, 24);
+GS_REC_ASSERT_SIZE(struct gs_syscall, 80);
+GS_REC_ASSERT_SIZE(struct gs_offcpu, 40);
+GS_REC_ASSERT_SIZE(struct gs_fork, 48);
+GS_REC_ASSERT_SIZE(struct gs_exec, 136);
+GS_REC_ASSERT_SIZE(struct gs_exit, 48);
+GS_REC_ASSERT_SIZE(struct gs_comm, 40);
+GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
+GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
+
+#endif /* GPUSPY_RECORDS_H */

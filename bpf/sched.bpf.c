@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Scheduler capture for traced threads: off-CPU intervals with their reason (exact per-thread
+ * totals in a map, spans above a threshold in the ring buffer) and the process lifecycle (fork,
+ * exec, exit, thread renames). Following children happens here: a fork of a traced process
+ * adds the child to traced_tgids before the child can run a single syscall.
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u64 offcpu_threshold_ns = 1000;
+
+#define TASK_RUNNING_STATE	0x0000
+#define TASK_UNINTERRUPTIBLE_BIT 0x0002
+
+struct offcpu_start {
+	__u64 ts;
+	__u32 reason;
+	__u32 valid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} offcpu_by_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* resized by the loader */
+	__type(key, struct gs_offcpu_stats_key);
+	__type(value, struct gs_offcpu_stats_val);
+} offcpu_stats SEC(".maps");
+
+static __always_inline __u32 offcpu_reason(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == TASK_RUNNING_STATE)
+		return GS_OFFCPU_PREEMPTED;
+	if (prev_state & TASK_UNINTERRUPTIBLE_BIT)
+		return GS_OFFCPU_BLOCKED;
+	return GS_OFFCPU_SLEEPING;
+}
+
+static __always_inline void account_offcpu(__u32 tgid, __u32 tid, __u32 reason, __u64 dur)
+{
+	struct gs_offcpu_stats_key key = {.pid = tgid, .tid = tid};
+	struct gs_offcpu_stats_val *v, zero = {};
+
+	if (reason >= GS_OFFCPU_NREASONS)
+		return;
+	v = bpf_map_lookup_elem(&offcpu_stats, &key);
+	if (!v) {
+		if (bpf_map_update_elem(&offcpu_stats, &key, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&offcpu_stats, &key)) {
+			count_loss(GS_LOSS_STATS_MAP_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&offcpu_stats, &key);
+		if (!v)
+			return;
+	}
+	v->ns[reason] += dur;
+	v->count[reason]++;
+}
+
+static __always_inline void switched_out(struct task_struct *prev, __u64 now, bool preempt,
+					 unsigned int prev_state)
+{
+	struct offcpu_start *s;
+
+	if (!is_traced(prev->tgid, prev->pid))
+		return;
+	s = bpf_task_storage_get(&offcpu_by_task, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return;
+	s->ts = now;
+	s->reason = offcpu_reason(preempt, prev_state);
+	s->valid = 1;
+}
+
+static __always_inline void switched_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_start *s;
+	struct gs_offcpu *rec;
+	__u64 dur;
+
+	s = bpf_task_storage_get(&offcpu_by_task, next, 0, 0);
+	if (!s || !s->valid)
+		return;
+	s->valid = 0;
+	dur = now - s->ts;
+	account_offcpu(next->tgid, next->pid, s->reason, dur);
+	if (dur < offcpu_threshold_ns)
+		return;
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_OFFCPU);
+	if (!rec)
+		return;
+	fill_hdr(&rec->hdr, GS_REC_OFFCPU, sizeof(*rec), next->tgid, next->pid, s->ts);
+	rec->dur_ns = dur;
+	rec->reason = s->reason;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switched_out(prev, now, preempt, prev_state);
+	switched_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, one = 1;
+	bool is_thread = ptgid == ctgid;
+	struct gs_fork *rec;
+
+	if (!is_traced(ptgid, parent->pid))
+		return 0;
+	if (!is_thread && follow && !trace_all &&
+	    bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY))
+		count_loss(GS_LOSS_TRACED_MAP_FULL);
+	/* without --follow a new thread or process is reported but not traced */
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GS_REC_FORK, sizeof(*rec), ptgid, parent->pid, bpf_ktime_get_ns());
+	rec->hdr.flags = is_thread ? GS_FORK_THREAD : 0;
+	rec->child_pid = ctgid;
+	rec->child_tid = child->pid;
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), child->comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct gs_exec *rec;
+
+	if (!is_traced(p->tgid, p->pid))
+		return 0;
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GS_REC_EXEC, sizeof(*rec), p->tgid, p->pid, bpf_ktime_get_ns());
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
+	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), bprm->filename);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
+{
+	__u32 tgid = p->tgid;
+	struct gs_exit *rec;
+
+	if (!is_traced(tgid, p->pid))
+		return 0;
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
+	if (rec) {
+		fill_hdr(&rec->hdr, GS_REC_EXIT, sizeof(*rec), tgid, p->pid, bpf_ktime_get_ns());
+		rec->hdr.flags = group_dead ? GS_EXIT_GROUP : 0;
+		/* the wait status is only final for the last thread; a group exit stores it in
+		 * signal->group_exit_code */
+		rec->exit_code = group_dead ? BPF_CORE_READ(p, signal, group_exit_code) : 0;
+		if (group_dead && !rec->exit_code)
+			rec->exit_code = p->exit_code;
+		rec->pad = 0;
+		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
+		bpf_ringbuf_submit(rec, 0);
+	}
+	/* a recycled pid must not inherit tracing */
+	if (group_dead && follow && !trace_all)
+		bpf_map_delete_elem(&traced_tgids, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
+{
+	struct gs_comm *rec;
+
+	if (!is_traced(task->tgid, task->pid))
+		return 0;
+	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GS_REC_COMM, sizeof(*rec), task->tgid, task->pid, bpf_ktime_get_ns());
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpf_session.h"
+#include "cli.h"
+#include "stats_dump.h"
+#include "osrt.skel.h"
+#include "sched.skel.h"
+
+struct bpf_session {
+	struct osrt_bpf *osrt;
+	struct sched_bpf *sched;
+	struct ring_buffer *rb;
+	bpf_session_record_fn fn;
+	void *ctx;
+};
+
+static int on_ringbuf_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_session *s = ctx;
+	const struct gs_hdr *h = data;
+
+	/* the kernel rounds sizes up; the header's own size is the record */
+	if (size < sizeof(*h) || h->size > size)
+		return 0;
+	return s->fn(s->ctx, h, h->size);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's own messages (verifier logs included) only with -v: gpuspy prints the error */
+	(void)level;
+	return gs_verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* The same global configuration goes into every component's read-only data. */
+#define CONFIGURE_RODATA(skel, cfg)                                                                \
+	do {                                                                                       \
+		(skel)->rodata->trace_all = (cfg)->trace_all;                                      \
+		(skel)->rodata->follow = (cfg)->follow;                                            \
+		(skel)->rodata->self_tgid = (__u32)getpid();                                       \
+	} while (0)
+
+static int share_map(struct bpf_map *dst, struct bpf_map *src)
+{
+	int err = bpf_map__reuse_fd(dst, bpf_map__fd(src));
+
+	if (err)
+		gs_error("cannot share map %s between BPF components: %s", bpf_map__name(src),
+			 strerror(-err));
+	return err;
+}
+
+static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->osrt = osrt_bpf__open_opts(&opts);
+	if (!s->osrt) {
+		err = -errno;
+		gs_error("cannot open the syscall BPF program: %s", strerror(-err));
+		return err;
+	}
+	CONFIGURE_RODATA(s->osrt, cfg);
+	s->osrt->rodata->span_threshold_ns = cfg->osrt_threshold_ns;
+	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
+	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
+	err = osrt_bpf__load(s->osrt);
+	if (err)
+		gs_error("cannot load the syscall BPF program: %s (run with -v for the verifier log)",
+			 strerror(-err));
+	return err;
+}
+
+static int open_sched(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->sched = sched_bpf__open_opts(&opts);
+	if (!s->sched) {
+		err = -errno;
+		gs_error("cannot open the scheduler BPF program: %s", strerror(-err));
+		return err;
+	}
+	CONFIGURE_RODATA(s->sched, cfg);
+	s->sched->rodata->offcpu_threshold_ns = cfg->offcpu_threshold_ns;
+	bpf_map__set_max_entries(s->sched->maps.offcpu_stats, cfg->max_stat_keys);
+	err = share_map(s->sched->maps.events, s->osrt->maps.events);
+	err = err ?: share_map(s->sched->maps.traced_tgids, s->osrt->maps.traced_tgids);
+	err = err ?: share_map(s->sched->maps.traced_tids, s->osrt->maps.traced_tids);
+	err = err ?: share_map(s->sched->maps.losses, s->osrt->maps.losses);
+	if (err)
+		return err;
+	err = sched_bpf__load(s->sched);
+	if (err)
+		gs_error("cannot load the scheduler BPF program: %s (run with -v for the verifier log)",
+			 strerror(-err));
+	return err;
+}
+
+int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
+		     struct bpf_session **out)
+{
+	struct bpf_session *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_print);
+	s->fn = fn;
+	s->ctx = ctx;
+	err = open_osrt(s, cfg);
+	err = err ?: open_sched(s, cfg);
+	if (err)
+		goto fail;
+	s->rb = ring_buffer__new(bpf_map__fd(s->osrt->maps.events), on_ringbuf_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		gs_error("cannot create the ring buffer reader: %s", strerror(-err));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	bpf_session_destroy(s);
+	return err;
+}
+
+static int mark_traced(int map_fd, pid_t id)
+{
+	__u32 key = (__u32)id;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(map_fd, &key, &one, BPF_ANY) ? -errno : 0;
+}
+
+int bpf_session_trace_process(struct bpf_session *s, pid_t tgid)
+{
+	return mark_traced(bpf_map__fd(s->osrt->maps.traced_tgids), tgid);
+}
+
+int bpf_session_trace_thread(struct bpf_session *s, pid_t tid)
+{
+	return mark_traced(bpf_map__fd(s->osrt->maps.traced_tids), tid);
+}
+
+int bpf_session_attach(struct bpf_session *s)
+{
+	int err;
+
+	/* scheduler first: a child forked while the syscall programs attach is still followed */
+	err = sched_bpf__attach(s->sched);
+	if (err) {
+		gs_error("cannot attach scheduler tracepoints: %s", strerror(-err));
+		return err;
+	}
+	err = osrt_bpf__attach(s->osrt);
+	if (err)
+		gs_error("cannot attach syscall tracepoints: %s", strerror(-err));
+	return err;
+}
+
+int bpf_session_poll(struct bpf_session *s, int timeout_ms)
+{
+	return ring_buffer__poll(s->rb, timeout_ms);
+}
+
+void bpf_session_detach(struct bpf_session *s)
+{
+	osrt_bpf__detach(s->osrt);
+	sched_bpf__detach(s->sched);
+}
+
+int bpf_session_drain(struct bpf_session *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS])
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->osrt->maps.losses);
+	__u64 *percpu;
+
+	memset(counts, 0, GS_LOSS_NKINDS * sizeof(counts[0]));
+	if (ncpus <= 0)
+		return;
+	percpu = calloc((size_t)ncpus, sizeof(*percpu));
+	if (!percpu)
+		return;
+	for (__u32 kind = 0; kind < GS_LOSS_NKINDS; kind++) {
+		if (bpf_map_lookup_elem(fd, &kind, percpu))
+			continue;
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			counts[kind] += percpu[cpu];
+	}
+	free(percpu);
+}
+
+int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)
+{
+	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts);
+
+	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
+}
+
+void bpf_session_destroy(struct bpf_session *s)
+{
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	sched_bpf__destroy(s->sched);
+	osrt_bpf__destroy(s->osrt);
+	free(s);
+}

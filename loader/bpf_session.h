@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF side of a recording: every component's skeleton, sharing one ring buffer and one
+ * traced-process set. Lifecycle (retsnoop's shape): open+load → add targets → attach → poll →
+ * detach → drain → dump statistics → destroy.
+ */
+#ifndef GPUSPY_BPF_SESSION_H
+#define GPUSPY_BPF_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "records.h"
+
+struct trace_writer;
+
+struct bpf_session_config {
+	bool trace_all;
+	bool follow;
+	uint64_t osrt_threshold_ns;
+	uint64_t offcpu_threshold_ns;
+	uint32_t ringbuf_bytes;
+	uint32_t max_stat_keys;
+	const char *btf_path; /* NULL: the running kernel's */
+};
+
+/* Called for each ring-buffer record; a negative return stops polling. */
+typedef int (*bpf_session_record_fn)(void *ctx, const struct gs_hdr *rec, size_t size);
+
+struct bpf_session;
+
+/* Returns 0 or -errno; on failure a message has been printed. */
+int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
+		     struct bpf_session **out);
+int bpf_session_trace_process(struct bpf_session *s, pid_t tgid);
+int bpf_session_trace_thread(struct bpf_session *s, pid_t tid);
+int bpf_session_attach(struct bpf_session *s);
+/* Returns records consumed or -errno (-EINTR is not an error). */
+int bpf_session_poll(struct bpf_session *s, int timeout_ms);
+void bpf_session_detach(struct bpf_session *s);
+int bpf_session_drain(struct bpf_session *s);
+void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS]);
+/* Writes every statistics map entry as trace records; `ts` stamps them. */
+int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
+void bpf_session_destroy(struct bpf_session *s);
+
+#endif /* GPUSPY_BPF_SESSION_H */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fd_names.h"
+#include "trace_writer.h"
+
+/* A fixed-size direct-mapped cache: a collision only costs another readlink and a duplicate
+ * (harmless) name record, and memory stays bounded on a host-wide recording. */
+#define CACHE_SLOTS 8192
+
+struct fd_key {
+	uint64_t ino;
+	uint32_t pid;
+	uint32_t fd;
+};
+
+struct fd_names {
+	struct fd_key slots[CACHE_SLOTS];
+};
+
+struct fd_names *fd_names_new(void)
+{
+	return calloc(1, sizeof(struct fd_names));
+}
+
+void fd_names_free(struct fd_names *n)
+{
+	free(n);
+}
+
+static size_t slot_of(const struct fd_key *k)
+{
+	uint64_t h = k->ino * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)k->pid << 20) ^ k->fd;
+
+	return (size_t)(h ^ (h >> 29)) % CACHE_SLOTS;
+}
+
+/* The link target, but only if it is still the inode the kernel saw: the fd may have been
+ * closed and reused since the call. */
+static int resolve(pid_t pid, uint32_t fd, uint64_t ino, char *buf, size_t len)
+{
+	char path[64];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%u", pid, fd);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (stat(path, &st) < 0 || (uint64_t)st.st_ino != ino)
+		return -ESTALE;
+	return 0;
+}
+
+static int write_name(struct trace_writer *w, pid_t pid, uint32_t fd, uint64_t ino, uint64_t ts,
+		      const char *name)
+{
+	union {
+		struct gs_fd_name rec;
+		unsigned char bytes[sizeof(struct gs_fd_name) + 4096 + 8];
+	} u;
+	size_t namelen = strlen(name) + 1;
+
+	memset(&u, 0, sizeof(u));
+	u.rec.hdr.type = GS_REC_FD_NAME;
+	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + namelen);
+	u.rec.hdr.pid = (uint32_t)pid;
+	u.rec.hdr.ts = ts;
+	u.rec.ino = ino;
+	u.rec.fd = fd;
+	memcpy(u.rec.name, name, namelen);
+	return trace_writer_append(w, &u.rec.hdr);
+}
+
+int fd_names_note(struct fd_names *n, struct trace_writer *w, pid_t pid, uint32_t fd, uint64_t ino,
+		  uint64_t ts)
+{
+	struct fd_key k = {.ino = ino, .pid = (uint32_t)pid, .fd = fd};
+	struct fd_key *slot = &n->slots[slot_of(&k)];
+	char name[4096];
+
+	if (!ino || !memcmp(slot, &k, sizeof(k)))
+		return 0;
+	*slot = k;
+	if (resolve(pid, fd, ino, name, sizeof(name)))
+		return 0; /* gone already: reports fall back to the fd number */
+	return write_name(w, pid, fd, ino, ts, name);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "procfs.h"
+#include "records.h"
+
+static pid_t dirent_pid(const struct dirent *d)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)d->d_name[0]))
+		return 0;
+	v = strtol(d->d_name, &end, 10);
+	return *end || v <= 0 ? 0 : (pid_t)v;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+int procfs_for_each_thread(pid_t pid, procfs_thread_fn fn, void *ctx)
+{
+	char path[64], comm[GS_COMM_LEN + 2];
+	struct dirent *d;
+	DIR *dir;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!ret && (d = readdir(dir))) {
+		pid_t tid = dirent_pid(d);
+
+		if (!tid)
+			continue;
+		read_comm(pid, tid, comm, sizeof(comm));
+		ret = fn(ctx, pid, tid, comm);
+	}
+	closedir(dir);
+	return ret;
+}
+
+int procfs_for_each_process(procfs_pid_fn fn, void *ctx)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int ret = 0;
+
+	if (!dir)
+		return -errno;
+	while (!ret && (d = readdir(dir))) {
+		pid_t pid = dirent_pid(d);
+
+		if (pid)
+			ret = fn(ctx, pid);
+	}
+	closedir(dir);
+	return ret;
+}
+
+/* The ppid is the 4th field of /proc/PID/stat, after a comm that may hold spaces and ')'. */
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return ppid;
+}
+
+struct pid_pair {
+	pid_t pid, ppid;
+};
+
+struct process_table {
+	struct pid_pair *pairs;
+	size_t n, cap;
+};
+
+static int collect_process(void *ctx, pid_t pid)
+{
+	struct process_table *t = ctx;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct pid_pair *grown = realloc(t->pairs, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		t->pairs = grown;
+		t->cap = cap;
+	}
+	t->pairs[t->n].pid = pid;
+	t->pairs[t->n].ppid = read_ppid(pid);
+	t->n++;
+	return 0;
+}
+
+/* Breadth-first over a snapshot of (pid, ppid) pairs; each process is visited at most once
+ * because a process has exactly one parent. */
+int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx)
+{
+	struct process_table t = {0};
+	pid_t *queue = NULL;
+	size_t head = 0, tail = 0;
+	int ret = procfs_for_each_process(collect_process, &t);
+
+	if (!ret && !(queue = malloc((t.n + 1) * sizeof(*queue))))
+		ret = -ENOMEM;
+	if (!ret)
+		queue[tail++] = pid;
+	while (!ret && head < tail) {
+		pid_t parent = queue[head++];
+
+		for (size_t i = 0; i < t.n && !ret; i++) {
+			if (t.pairs[i].ppid != parent || tail > t.n)
+				continue;
+			queue[tail++] = t.pairs[i].pid;
+			ret = fn(ctx, t.pairs[i].pid);
+		}
+	}
+	free(queue);
+	free(t.pairs);
+	return ret;
+}

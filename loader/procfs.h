@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* What /proc says about processes that already exist when a recording starts. */
+#ifndef GPUSPY_PROCFS_H
+#define GPUSPY_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef int (*procfs_thread_fn)(void *ctx, pid_t pid, pid_t tid, const char *comm);
+typedef int (*procfs_pid_fn)(void *ctx, pid_t pid);
+
+/* Calls fn for every thread of `pid` with its name; a nonzero return stops and is returned. */
+int procfs_for_each_thread(pid_t pid, procfs_thread_fn fn, void *ctx);
+/* Calls fn for every process on the host. */
+int procfs_for_each_process(procfs_pid_fn fn, void *ctx);
+/* Calls fn for every live descendant of `pid` (children, grandchildren, ...). */
+int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx);
+
+#endif /* GPUSPY_PROCFS_H */

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cli.h"
+#include "record_opts.h"
+
+static const char usage[] =
+	"usage: gpuspy record [options] -- COMMAND [ARGS...]\n"
+	"       gpuspy record [options] -p PID[,PID...]\n"
+	"       gpuspy record [options] -a\n"
+	"\n"
+	"Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) of a\n"
+	"launched command, of running processes (no restart needed) or of the whole host.\n"
+	"\n"
+	"targets:\n"
+	"  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
+	"  -p, --pid PID[,PID...]    attach to running processes (and their existing children)\n"
+	"  -a, --all                 trace every process on the host (except gpuspy)\n"
+	"      --no-follow           do not trace new children and new threads of the targets\n"
+	"\n"
+	"output and duration:\n"
+	"  -o, --output FILE         trace file (default gpuspy-YYYYMMDD-HHMMSS.gpuspy)\n"
+	"  -f, --force               overwrite FILE if it exists\n"
+	"  -d, --duration DUR        stop after DUR (e.g. 10s, 500ms, 2m); a launched command\n"
+	"                            still running then gets SIGTERM\n"
+	"\n"
+	"capture:\n"
+	"      --osrt-threshold DUR  syscalls at least this long become timeline spans\n"
+	"                            (default 1000ns, as nsys); every call is counted anyway\n"
+	"      --offcpu-threshold DUR  off-CPU intervals at least this long become spans\n"
+	"                            (default 1000ns); totals are exact anyway\n"
+	"      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
+	"      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
+	"\n"
+	"  -q, --quiet               no status line and no summary\n"
+	"  -v, --verbose             libbpf and debug messages\n"
+	"  -h, --help                this help\n"
+	"\n"
+	"Stop with Ctrl-C or SIGTERM: the trace is completed and closed either way.\n"
+	"\n"
+	"examples:\n"
+	"  sudo gpuspy record -o train.gpuspy -- python3 train.py\n"
+	"  sudo gpuspy record -p 4242 -d 30s -o stall.gpuspy\n"
+	"  sudo gpuspy record -a -d 10s --osrt-threshold 1ms\n"
+	"  gpuspy report stall.gpuspy --report osrt_sum,offcpu\n";
+
+enum {
+	OPT_NO_FOLLOW = 256,
+	OPT_OSRT_THRESHOLD,
+	OPT_OFFCPU_THRESHOLD,
+	OPT_BUFFER_SIZE,
+	OPT_MAX_STAT_KEYS,
+};
+
+static const struct option long_opts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
+	{"duration", required_argument, NULL, 'd'},
+	{"pid", required_argument, NULL, 'p'},
+	{"all", no_argument, NULL, 'a'},
+	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+	{"osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD},
+	{"offcpu-threshold", required_argument, NULL, OPT_OFFCPU_THRESHOLD},
+	{"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+	{"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static int bad_value(const char *opt, const char *value, const char *expected)
+{
+	gs_error("invalid value '%s' for %s: expected %s", value, opt, expected);
+	return GS_EXIT_USAGE;
+}
+
+static void set_defaults(struct record_opts *o)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	memset(o, 0, sizeof(*o));
+	o->follow = true;
+	o->osrt_threshold_ns = 1000;
+	o->offcpu_threshold_ns = 1000;
+	o->ringbuf_bytes = 16u << 20;
+	o->max_stat_keys = 16384;
+	localtime_r(&now, &tm);
+	strftime(o->default_output, sizeof(o->default_output), "gpuspy-%Y%m%d-%H%M%S.gpuspy", &tm);
+	o->output = o->default_output;
+}
+
+static int parse_buffer_size(const char *arg, struct record_opts *o)
+{
+	uint64_t mib;
+
+	if (gs_parse_u64(arg, 1, 1024, &mib) || (mib & (mib - 1)))
+		return bad_value("--buffer-size", arg, "a power of two from 1 to 1024 (MiB)");
+	o->ringbuf_bytes = (uint32_t)(mib << 20);
+	return -1;
+}
+
+static int parse_one(int c, const char *arg, struct record_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return -1;
+	case 'f':
+		o->overwrite = true;
+		return -1;
+	case 'd':
+		if (gs_parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
+			return bad_value("--duration", arg, "a duration such as 10s, 500ms or 2m");
+		return -1;
+	case 'p':
+		free(o->pids);
+		if (gs_parse_pid_list(arg, &o->pids, &o->npids))
+			return bad_value("--pid", arg, "a comma-separated list of process ids");
+		return -1;
+	case 'a':
+		o->trace_all = true;
+		return -1;
+	case OPT_NO_FOLLOW:
+		o->follow = false;
+		return -1;
+	case OPT_OSRT_THRESHOLD:
+		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))
+			return bad_value("--osrt-threshold", arg, "a duration such as 1000ns or 1ms");
+		return -1;
+	case OPT_OFFCPU_THRESHOLD:
+		if (gs_parse_duration_ns(arg, &o->offcpu_threshold_ns))
+			return bad_value("--offcpu-threshold", arg, "a duration such as 1000ns or 1ms");
+		return -1;
+	case OPT_BUFFER_SIZE:
+		return parse_buffer_size(arg, o);
+	case OPT_MAX_STAT_KEYS:
+		if (gs_parse_u64(arg, 64, 1u << 22, &v))
+			return bad_value("--max-stat-keys", arg, "a number from 64 to 4194304");
+		o->max_stat_keys = (uint32_t)v;
+		return -1;
+	case 'q':
+		o->quiet = true;
+		return -1;
+	case 'v':
+		gs_verbose = true;
+		return -1;
+	case 'h':
+		fputs(usage, stdout);
+		return GS_EXIT_OK;
+	default:
+		fprintf(stderr, "try 'gpuspy record --help'\n");
+		return GS_EXIT_USAGE;
+	}
+}
+
+static int check_targets(const struct record_opts *o)
+{
+	int kinds = (o->npids > 0) + (o->command != NULL) + o->trace_all;
+
+	if (kinds == 0) {
+		gs_error("record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')");
+		return GS_EXIT_USAGE;
+	}
+	if (kinds > 1) {
+		gs_error("record takes one kind of target: -- COMMAND, -p PID or -a");
+		return GS_EXIT_USAGE;
+	}
+	return -1;
+}
+
+int record_opts_parse(int argc, char **argv, struct record_opts *o)
+{
+	int c, ret;
+
+	set_defaults(o);
+	optind = 1;
+	/* '+': options end at the command, so `gpuspy record -- ls -l` keeps ls's -l */
+	while ((c = getopt_long(argc, argv, "+o:fd:p:aqvh", long_opts, NULL)) != -1) {
+		ret = parse_one(c, optarg, o);
+		if (ret >= 0)
+			return ret;
+	}
+	if (optind < argc)
+		o->command = &argv[optind];
+	return check_targets(o);
+}
+
+void record_opts_free(struct record_opts *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}

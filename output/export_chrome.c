@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "export_chrome.h"
+#include "syscall_names.h"
+#include "table.h"
+#include "trace_model.h"
+#include "trace_reader.h"
+
+struct chrome_ctx {
+	FILE *out;
+	uint64_t start_ts;
+	bool first;
+	const struct trace_model *names;
+};
+
+static void begin_event(struct chrome_ctx *c)
+{
+	fputs(c->first ? "\n" : ",\n", c->out);
+	c->first = false;
+}
+
+/* Microseconds relative to the trace start, with ns precision. */
+static void print_us(FILE *out, const char *key, uint64_t ns)
+{
+	fprintf(out, "\"%s\": %" PRIu64 ".%03" PRIu64, key, ns / 1000, ns % 1000);
+}
+
+static uint64_t rel(const struct chrome_ctx *c, uint64_t ts)
+{
+	return ts > c->start_ts ? ts - c->start_ts : 0;
+}
+
+static bool syscall_returns_bytes(const char *name)
+{
+	static const char *const io[] = {"read",  "write",    "pread64", "pwrite64", "readv",
+					 "writev", "recvfrom", "sendto",  "recvmsg",  "sendmsg",
+					 "preadv", "pwritev",  NULL};
+
+	for (size_t i = 0; io[i]; i++)
+		if (!strcmp(io[i], name))
+			return true;
+	return false;
+}
+
+static const char *fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd, uint64_t ino);
+
+static void syscall_args(struct chrome_ctx *c, const struct gs_syscall *s, const char *name)
+{
+	FILE *out = c->out;
+
+	if (s->fd_ino || !strcmp(name, "close")) {
+		const char *file = fd_name(c->names, s->hdr.pid, (uint32_t)s->args[0], s->fd_ino);
+
+		fprintf(out, ", \"fd\": %" PRId64, (int64_t)(int32_t)s->args[0]);
+		if (file) {
+			fputs(", \"file\": ", out);
+			json_print_string(out, file);
+		}
+	}
+	if (syscall_returns_bytes(name)) {
+		fprintf(out, ", \"bytes_requested\": %llu", (unsigned long long)s->args[2]);
+		if (s->ret >= 0)
+			fprintf(out, ", \"bytes\": %lld", (long long)s->ret);
+	}
+	if (s->ret < 0 && s->ret > -4096)
+		fprintf(out, ", \"error\": \"%s\"", strerrorname_np((int)-s->ret) ?: "unknown");
+	else
+		fprintf(out, ", \"ret\": %lld", (long long)s->ret);
+}
+
+static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
+{
+	char buf[32];
+	const char *name = gs_syscall_name(s->nr, buf, sizeof(buf));
+
+	begin_event(c);
+	fprintf(c->out, "{\"ph\": \"X\", \"cat\": \"os_runtime\", \"name\": \"%s\", \"pid\": %u, "
+			"\"tid\": %u, ",
+		name, s->hdr.pid, s->hdr.tid);
+	print_us(c->out, "ts", rel(c, s->hdr.ts));
+	fputs(", ", c->out);
+	print_us(c->out, "dur", s->dur_ns);
+	fputs(", \"args\": {\"nr\": ", c->out);
+	fprintf(c->out, "%u", s->nr);
+	syscall_args(c, s, name);
+	fputs("}}", c->out);
+}
+
+static void emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
+{
+	begin_event(c);
+	fprintf(c->out,
+		"{\"ph\": \"X\", \"cat\": \"off_cpu\", \"name\": \"off-cpu (%s)\", \"pid\": %u, "
+		"\"tid\": %u, ",
+		gs_offcpu_reason_name(o->reason), o->hdr.pid, o->hdr.tid);
+	print_us(c->out, "ts", rel(c, o->hdr.ts));
+	fputs(", ", c->out);
+	print_us(c->out, "dur", o->dur_ns);
+	fprintf(c->out, ", \"args\": {\"reason\": \"%s\"}}", gs_offcpu_reason_name(o->reason));
+}
+
+static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const char *name,
+			 const char *detail)
+{
+	begin_event(c);
+	fprintf(c->out, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"process\", \"name\": \"%s\", "
+			"\"pid\": %u, \"tid\": %u, ",
+		name, h->pid, h->tid);
+	print_us(c->out, "ts", rel(c, h->ts));
+	fputs(", \"args\": {\"detail\": ", c->out);
+	json_print_string(c->out, detail);
+	fputs("}}", c->out);
+}
+
+static void emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
+{
+	char detail[160];
+
+	switch (h->type) {
+	case GS_REC_SYSCALL:
+		emit_syscall(c, (const void *)h);
+		break;
+	case GS_REC_OFFCPU:
+		emit_offcpu(c, (const void *)h);
+		break;
+	case GS_REC_FORK: {
+		const struct gs_fork *f = (const void *)h;
+
+		snprintf(detail, sizeof(detail), "%s %u/%u", f->hdr.flags & GS_FORK_THREAD ? "thread" : "process",
+			 f->child_pid, f->child_tid);
+		emit_instant(c, h, f->hdr.flags & GS_FORK_THREAD ? "clone" : "fork", detail);
+		break;
+	}
+	case GS_REC_EXEC:
+		emit_instant(c, h, "exec", ((const struct gs_exec *)h)->filename);
+		break;
+	case GS_REC_EXIT:
+		if (h->flags & GS_EXIT_GROUP) {
+			snprintf(detail, sizeof(detail), "status %d", ((const struct gs_exit *)h)->exit_code);
+			emit_instant(c, h, "exit", detail);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void emit_metadata(struct chrome_ctx *c, const char *what, uint32_t pid, uint32_t tid,
+			  const char *name)
+{
+	begin_event(c);
+	fprintf(c->out, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
+			"\"args\": {\"name\": ",
+		what, pid, tid);
+	json_print_string(c->out, name);
+	fputs("}}", c->out);
+}
+
+static void emit_names(struct chrome_ctx *c, const struct trace_model *m)
+{
+	char label[64];
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		snprintf(label, sizeof(label), "%s (%u)", m->procs[i].comm[0] ? m->procs[i].comm : "?",
+			 m->procs[i].pid);
+		emit_metadata(c, "process_name", m->procs[i].pid, 0, label);
+	}
+	for (size_t i = 0; i < m->nthreads; i++) {
+		snprintf(label, sizeof(label), "%s (%u)", m->threads[i].comm[0] ? m->threads[i].comm : "?",
+			 m->threads[i].tid);
+		emit_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
+	}
+}
+
+static const char *fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd, uint64_t ino)
+{
+	for (size_t i = m->nfds; i-- > 0;) {
+		const struct model_fd *f = &m->fds[i];
+
+		if (f->pid == pid && f->fd == fd && (!ino || f->ino == ino))
+			return f->name;
+	}
+	return NULL;
+}
+
+int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
+{
+	struct trace_model m;
+	struct trace_reader *r;
+	struct chrome_ctx c = {.out = out, .first = true};
+	const struct gs_hdr *h;
+	int ret;
+
+	/* pass 1: names and the start time (small); pass 2: the spans, streamed */
+	if (trace_model_load(path, &m, err, errlen))
+		return -1;
+	if (trace_reader_open(path, &r, err, errlen)) {
+		trace_model_free(&m);
+		return -1;
+	}
+	c.start_ts = m.start_ts;
+	c.names = &m;
+	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"gpuspy\"}, "
+	      "\"traceEvents\": [",
+	      out);
+	while ((ret = trace_reader_next(r, &h)) > 0)
+		emit_record(&c, h);
+	if (ret == 0)
+		emit_names(&c, &m);
+	fputs("\n]}\n", out);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", trace_reader_error(r));
+	trace_reader_close(r);
+	trace_model_free(&m);
+	return ret < 0 ? -1 : 0;
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/* `gpuspy export FILE`: timeline files. Written to a temporary file and renamed into place,
+ * so a failed export never leaves a half-written OUT behind. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "export_chrome.h"
+
+static const char usage[] =
+	"usage: gpuspy export FILE [--format chrome] [-o OUT]\n"
+	"\n"
+	"Convert a trace file into a timeline.\n"
+	"\n"
+	"  -f, --format FMT   chrome: Chrome Trace Event JSON, loadable in Perfetto UI\n"
+	"                     (ui.perfetto.dev) and chrome://tracing (default)\n"
+	"  -o, --output OUT   output file (default FILE with .json appended; - for stdout)\n"
+	"  -h, --help         this help\n"
+	"\n"
+	"examples:\n"
+	"  gpuspy export run.gpuspy -o run.json\n"
+	"  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
+
+static int export_to_stdout(const char *path)
+{
+	char err[256];
+
+	if (export_chrome(path, stdout, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", path, err);
+		return GS_EXIT_BAD_TRACE;
+	}
+	return fflush(stdout) ? GS_EXIT_FAILURE : GS_EXIT_OK;
+}
+
+static int export_to_file(const char *path, const char *out_path)
+{
+	char tmp[4096], err[256];
+	FILE *out;
+	int fd, ret = GS_EXIT_OK;
+
+	if (strlen(out_path) + sizeof(".XXXXXX") > sizeof(tmp)) {
+		gs_error("output path too long: %s", out_path);
+		return GS_EXIT_USAGE;
+	}
+	strcpy(tmp, out_path);
+	strcat(tmp, ".XXXXXX");
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(out = fdopen(fd, "w"))) {
+		gs_error("cannot create %s: %s", out_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return GS_EXIT_FAILURE;
+	}
+	if (export_chrome(path, out, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", path, err);
+		ret = GS_EXIT_BAD_TRACE;
+	}
+	if (fclose(out) && !ret) {
+		gs_error("cannot write %s: %s", out_path, strerror(errno));
+		ret = GS_EXIT_FAILURE;
+	}
+	if (!ret && rename(tmp, out_path)) {
+		gs_error("cannot create %s: %s", out_path, strerror(errno));
+		ret = GS_EXIT_FAILURE;
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int export_main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *out_path = NULL;
+	char default_out[4096];
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "chrome")) {
+				gs_error("invalid value '%s' for --format: expected chrome", optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return GS_EXIT_OK;
+		default:
+			fprintf(stderr, "try 'gpuspy export --help'\n");
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		gs_error(optind < argc ? "export takes one trace file" : "export needs a trace file");
+		return GS_EXIT_USAGE;
+	}
+	if (!out_path) {
+		if (strlen(argv[optind]) + sizeof(".json") > sizeof(default_out)) {
+			gs_error("trace path too long: %s", argv[optind]);
+			return GS_EXIT_USAGE;
+		}
+		strcpy(default_out, argv[optind]);
+		strcat(default_out, ".json");
+		out_path = default_out;
+	}
+	if (!strcmp(out_path, "-"))
+		return export_to_stdout(argv[optind]);
+	return export_to_file(argv[optind], out_path);
+}

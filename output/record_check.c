@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/* Per-type validation of trace records: the reader's guarantee to every report and exporter. */
+#include <string.h>
+#include "trace_format.h"
+
+static bool string_terminated(const char *s, size_t max)
+{
+	return memchr(s, '\0', max) != NULL;
+}
+
+static bool stats_valid(const struct gs_hdr *rec)
+{
+	const struct gs_syscall_stats *s = (const void *)rec;
+	size_t need;
+
+	if (rec->size < sizeof(*s) || s->nbuckets > GS_HIST_BUCKETS)
+		return false;
+	need = sizeof(*s) + (size_t)s->nbuckets * sizeof(s->buckets[0]);
+	if (rec->size < need)
+		return false;
+	for (__u32 i = 0; i < s->nbuckets; i++)
+		if (s->buckets[i].bucket >= GS_HIST_BUCKETS)
+			return false;
+	return true;
+}
+
+static bool tail_string_valid(const struct gs_hdr *rec, size_t fixed)
+{
+	return rec->size > fixed && string_terminated((const char *)rec + fixed, rec->size - fixed);
+}
+
+bool gs_record_valid(const struct gs_hdr *rec)
+{
+	if (rec->size < sizeof(*rec) || rec->size % 8)
+		return false;
+	switch (rec->type) {
+	case GS_REC_SYSCALL:
+		return rec->size >= sizeof(struct gs_syscall);
+	case GS_REC_OFFCPU:
+		return rec->size >= sizeof(struct gs_offcpu) &&
+		       ((const struct gs_offcpu *)rec)->reason < GS_OFFCPU_NREASONS;
+	case GS_REC_FORK:
+		return rec->size >= sizeof(struct gs_fork) &&
+		       string_terminated(((const struct gs_fork *)rec)->comm, GS_COMM_LEN);
+	case GS_REC_EXEC:
+		return rec->size >= sizeof(struct gs_exec) &&
+		       string_terminated(((const struct gs_exec *)rec)->comm, GS_COMM_LEN) &&
+		       string_terminated(((const struct gs_exec *)rec)->filename, GS_FILENAME_LEN);
+	case GS_REC_EXIT:
+		return rec->size >= sizeof(struct gs_exit) &&
+		       string_terminated(((const struct gs_exit *)rec)->comm, GS_COMM_LEN);
+	case GS_REC_COMM:
+		return rec->size >= sizeof(struct gs_comm) &&
+		       string_terminated(((const struct gs_comm *)rec)->comm, GS_COMM_LEN);
+	case GS_REC_TRACE_INFO:
+		return tail_string_valid(rec, sizeof(struct gs_trace_info));
+	case GS_REC_FD_NAME:
+		return tail_string_valid(rec, sizeof(struct gs_fd_name));
+	case GS_REC_SYSCALL_STATS:
+		return stats_valid(rec);
+	case GS_REC_OFFCPU_STATS:
+		return rec->size >= sizeof(struct gs_offcpu_stats);
+	case GS_REC_LOSS:
+		return rec->size >= sizeof(struct gs_loss);
+	case GS_REC_TRAILER:
+		return rec->size >= sizeof(struct gs_trailer);
+	default:
+		return true;
+	}
+}
+
+const char *gs_loss_kind_name(unsigned kind)
+{
+	static const char *const names[GS_LOSS_NKINDS] = {
+		[GS_LOSS_RINGBUF_SYSCALL] = "syscall spans (ring buffer full)",
+		[GS_LOSS_RINGBUF_OFFCPU] = "off-cpu spans (ring buffer full)",
+		[GS_LOSS_RINGBUF_PROC] = "process events (ring buffer full)",
+		[GS_LOSS_STATS_MAP_FULL] = "statistics (map full: raise --max-stat-keys)",
+		[GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
+	};
+
+	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";
+}
+
+const char *gs_offcpu_reason_name(unsigned reason)
+{
+	static const char *const names[GS_OFFCPU_NREASONS] = {
+		[GS_OFFCPU_PREEMPTED] = "preempted",
+		[GS_OFFCPU_SLEEPING] = "sleeping",
+		[GS_OFFCPU_BLOCKED] = "uninterruptible",
+	};
+
+	return reason < GS_OFFCPU_NREASONS ? names[reason] : "unknown";
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/* `gpuspy report FILE`: tables from a trace file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "report.h"
+#include "syscall_names.h"
+
+#define MAX_REPORTS 16
+
+static const char usage[] =
+	"usage: gpuspy report FILE [--report NAME[,NAME...]] [--format text|csv|json]\n"
+	"                          [--sort KEY] [--limit N]\n"
+	"\n"
+	"Print tables from a trace file written by 'gpuspy record'.\n"
+	"\n"
+	"  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes)\n"
+	"  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
+	"                       several reports, an object of arrays keyed by report name)\n"
+	"  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
+	"                       name (numbers descending, text ascending)\n"
+	"  -n, --limit N        print at most N rows per report\n"
+	"  -l, --list           list the reports and their columns\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"examples:\n"
+	"  gpuspy report run.gpuspy\n"
+	"  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
+	"  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n";
+
+struct report_opts {
+	const char *path;
+	const struct report_def *reports[MAX_REPORTS];
+	size_t nreports;
+	enum table_format format;
+	const char *sort;
+	uint64_t limit; /* 0: no limit */
+};
+
+static int parse_reports(const char *arg, struct report_opts *o)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return GS_EXIT_FAILURE;
+	o->nreports = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		const struct report_def *def = report_find(tok);
+
+		if (!def) {
+			gs_error("unknown report '%s' (see 'gpuspy report --list')", tok);
+			ret = GS_EXIT_USAGE;
+		} else if (o->nreports == MAX_REPORTS) {
+			gs_error("too many reports (at most %d)", MAX_REPORTS);
+			ret = GS_EXIT_USAGE;
+		} else {
+			o->reports[o->nreports++] = def;
+		}
+	}
+	if (!ret && !o->nreports) {
+		gs_error("--report needs at least one report name");
+		ret = GS_EXIT_USAGE;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_format(const char *arg, enum table_format *fmt)
+{
+	if (!strcmp(arg, "text"))
+		*fmt = TABLE_TEXT;
+	else if (!strcmp(arg, "csv"))
+		*fmt = TABLE_CSV;
+	else if (!strcmp(arg, "json"))
+		*fmt = TABLE_JSON;
+	else {
+		gs_error("invalid value '%s' for --format: expected text, csv or json", arg);
+		return GS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void list_reports(void)
+{
+	for (size_t i = 0; report_all[i]; i++) {
+		const struct report_def *r = report_all[i];
+
+		printf("%-12s %s\n             keys:", r->name, r->summary);
+		for (size_t c = 0; c < r->ncols; c++)
+			printf(" %s", r->cols[c].json_key);
+		printf("\n");
+	}
+}
+
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option long_opts[] = {
+		{"report", required_argument, NULL, 'r'}, {"format", required_argument, NULL, 'f'},
+		{"sort", required_argument, NULL, 's'},	  {"limit", required_argument, NULL, 'n'},
+		{"list", no_argument, NULL, 'l'},	  {"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, ret = 0;
+
+	optind = 1;
+	while (!ret && (c = getopt_long(argc, argv, "r:f:s:n:lh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			ret = parse_reports(optarg, o);
+			break;
+		case 'f':
+			ret = parse_format(optarg, &o->format);
+			break;
+		case 's':
+			o->sort = optarg;
+			break;
+		case 'n':
+			if (gs_parse_u64(optarg, 1, UINT32_MAX, &o->limit)) {
+				gs_error("invalid value '%s' for --limit: expected a positive number", optarg);
+				ret = GS_EXIT_USAGE;
+			}
+			break;
+		case 'l':
+			list_reports();
+			return GS_EXIT_OK;
+		case 'h':
+			fputs(usage, stdout);
+			return GS_EXIT_OK;
+		default:
+			fprintf(stderr, "try 'gpuspy report --help'\n");
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (ret)
+		return ret;
+	if (optind != argc - 1) {
+		gs_error(optind < argc ? "report takes one trace file" : "report needs a trace file");
+		return GS_EXIT_USAGE;
+	}
+	o->path = argv[optind];
+	return -1;
+}
+
+static void print_header(const struct trace_model *m, FILE *out)
+{
+	uint64_t lost = trace_model_loss_total(m);
+
+	fprintf(out, "gpuspy trace: %s (host %s, kernel %s)\n", m->command, m->header.hostname,
+		m->header.kernel_release);
+	fprintf(out, "duration: %.3f s, %llu syscall spans (>= %llu ns), %llu off-cpu spans\n",
+		m->end_ts > m->start_ts ? (double)(m->end_ts - m->start_ts) / 1e9 : 0.0,
+		(unsigned long long)m->spans, (unsigned long long)m->osrt_threshold_ns,
+		(unsigned long long)m->offcpu_spans);
+	fprintf(out, "events lost: %llu\n", (unsigned long long)lost);
+	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
+		if (m->losses[k])
+			fprintf(out, "  %llu %s\n", (unsigned long long)m->losses[k], gs_loss_kind_name(k));
+}
+
+static int print_report(const struct trace_model *m, const struct report_def *def,
+			const struct report_opts *o, FILE *out)
+{
+	struct table t;
+	int col;
+
+	table_init(&t, def->cols, def->ncols);
+	if (def->build(m, &t)) {
+		table_free(&t);
+		gs_error("out of memory building report %s", def->name);
+		return GS_EXIT_FAILURE;
+	}
+	/* --sort applies to the reports that have that column; the others keep their order */
+	col = o->sort ? table_column(&t, o->sort) : -1;
+	table_sort(&t, col >= 0 ? col : table_column(&t, def->default_sort));
+	if (o->limit)
+		table_limit(&t, o->limit);
+	if (o->format == TABLE_TEXT)
+		fprintf(out, "\n** %s: %s\n\n", def->name, def->summary);
+	table_print(&t, o->format, out);
+	if (o->format != TABLE_JSON)
+		fputc('\n', out);
+	table_free(&t);
+	return 0;
+}
+
+static bool sort_key_known(const struct report_opts *o)
+{
+	for (size_t i = 0; i < o->nreports; i++)
+		for (size_t c = 0; c < o->reports[i]->ncols; c++)
+			if (!strcmp(o->reports[i]->cols[c].json_key, o->sort))
+				return true;
+	return false;
+}
+
+static int print_reports(const struct trace_model *m, const struct report_opts *o)
+{
+	bool keyed = o->format == TABLE_JSON && o->nreports > 1;
+	int ret = 0;
+
+	if (o->sort && !sort_key_known(o)) {
+		gs_error("no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
+			 o->sort);
+		return GS_EXIT_USAGE;
+	}
+	if (o->format == TABLE_TEXT)
+		print_header(m, stdout);
+	else if (trace_model_loss_total(m))
+		gs_warn("%llu events were lost while recording (see the text report)",
+			(unsigned long long)trace_model_loss_total(m));
+	if (keyed)
+		fputc('{', stdout);
+	for (size_t i = 0; i < o->nreports && !ret; i++) {
+		if (keyed)
+			printf("%s\"%s\": ", i ? ",\n" : "\n", o->reports[i]->name);
+		ret = print_report(m, o->reports[i], o, stdout);
+	}
+	if (keyed)
+		fputs("\n}", stdout);
+	if (o->format == TABLE_JSON)
+		fputc('\n', stdout);
+	return ret;
+}
+
+int report_main(int argc, char **argv)
+{
+	struct report_opts o = {.format = TABLE_TEXT};
+	struct trace_model m;
+	char err[256];
+	int ret = parse_args(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+	if (!o.nreports) {
+		o.reports[o.nreports++] = &report_osrt_sum;
+		o.reports[o.nreports++] = &report_offcpu;
+		o.reports[o.nreports++] = &report_processes;
+	}
+	if (trace_model_load(o.path, &m, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", o.path, err);
+		return GS_EXIT_BAD_TRACE;
+	}
+	if (!m.complete)
+		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
+			o.path);
+	ret = print_reports(&m, &o);
+	trace_model_free(&m);
+	return ret;
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * osrt_sum: nsys's OS-runtime summary, per syscall over all traced threads.
+ * osrt_thread: the same split per (process, thread), which nsys lacks.
+ * Counts, totals, min, max and stddev are exact for every call; the median is histogram-based.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "syscall_names.h"
+
+#define STAT_COLS                                                                                  \
+	{"Time (%)", "time_pct", COL_PCT}, {"Total Time (ns)", "total_ns", COL_INT},                 \
+		{"Num Calls", "calls", COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                 \
+		{"Med (ns)", "med_ns", COL_FLOAT1}, {"Min (ns)", "min_ns", COL_INT},                 \
+		{"Max (ns)", "max_ns", COL_INT}, {"StdDev (ns)", "stddev_ns", COL_FLOAT1}
+
+static const struct table_col sum_cols[] = {
+	STAT_COLS,
+	{"Name", "name", COL_STR},
+};
+
+static const struct table_col thread_cols[] = {
+	{"PID", "pid", COL_ID}, {"TID", "tid", COL_ID}, {"Thread", "thread", COL_STR}, STAT_COLS,
+	{"Name", "name", COL_STR},
+};
+
+/* Fills the eight statistic cells starting at `cells`. */
+static void fill_stats(struct table_cell *cells, const struct duration_stats *s, uint64_t grand_total)
+{
+	cells[0].d = grand_total ? 100.0 * (double)s->total_ns / (double)grand_total : 0.0;
+	cells[1].u = s->total_ns;
+	cells[2].u = s->count;
+	cells[3].d = duration_stats_avg(s);
+	cells[4].d = duration_stats_median(s);
+	cells[5].u = s->count ? s->min_ns : 0;
+	cells[6].u = s->max_ns;
+	cells[7].d = duration_stats_stddev(s);
+}
+
+static uint64_t grand_total(const struct trace_model *m)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < m->nsyscalls; i++)
+		total += m->syscalls[i].stats.total_ns;
+	return total;
+}
+
+static int build_sum(const struct trace_model *m, struct table *t)
+{
+	struct duration_stats *by_nr = NULL;
+	uint32_t max_nr = 0;
+	uint64_t total = grand_total(m);
+	char buf[32];
+	int err = 0;
+
+	for (size_t i = 0; i < m->nsyscalls; i++)
+		if (m->syscalls[i].nr > max_nr)
+			max_nr = m->syscalls[i].nr;
+	by_nr = malloc(((size_t)max_nr + 1) * sizeof(*by_nr));
+	if (!by_nr)
+		return -1;
+	for (uint32_t nr = 0; nr <= max_nr; nr++)
+		duration_stats_init(&by_nr[nr]);
+	for (size_t i = 0; i < m->nsyscalls; i++)
+		duration_stats_merge(&by_nr[m->syscalls[i].nr], &m->syscalls[i].stats);
+	for (uint32_t nr = 0; nr <= max_nr && !err && m->nsyscalls; nr++) {
+		struct table_cell *row;
+
+		if (!by_nr[nr].count)
+			continue;
+		row = table_add_row(t);
+		if (!row || table_set_str(&row[8], gs_syscall_name(nr, buf, sizeof(buf))))
+			err = -1;
+		else
+			fill_stats(row, &by_nr[nr], total);
+	}
+	free(by_nr);
+	return err;
+}
+
+static int build_thread(const struct trace_model *m, struct table *t)
+{
+	uint64_t total = grand_total(m);
+	char buf[32];
+
+	for (size_t i = 0; i < m->nsyscalls; i++) {
+		const struct model_syscall *s = &m->syscalls[i];
+		struct table_cell *row = table_add_row(t);
+
+		if (!row)
+			return -1;
+		row[0].u = s->pid;
+		row[1].u = s->tid;
+		if (table_set_str(&row[2], trace_model_thread_name(m, s->pid, s->tid)) ||
+		    table_set_str(&row[11], gs_syscall_name(s->nr, buf, sizeof(buf))))
+			return -1;
+		fill_stats(&row[3], &s->stats, total);
+	}
+	return 0;
+}
+
+const struct report_def report_osrt_sum = {
+	.name = "osrt_sum",
+	.summary = "OS-runtime (syscall) summary over all traced threads, as nsys stats",
+	.cols = sum_cols,
+	.ncols = sizeof(sum_cols) / sizeof(sum_cols[0]),
+	.default_sort = "total_ns",
+	.build = build_sum,
+};
+
+const struct report_def report_osrt_thread = {
+	.name = "osrt_thread",
+	.summary = "OS-runtime summary per process and thread",
+	.cols = thread_cols,
+	.ncols = sizeof(thread_cols) / sizeof(thread_cols[0]),
+	.default_sort = "total_ns",
+	.build = build_thread,
+};

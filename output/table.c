@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
+#include "table.h"
+
+void table_init(struct table *t, const struct table_col *cols, size_t ncols)
+{
+	memset(t, 0, sizeof(*t));
+	t->cols = cols;
+	t->ncols = ncols;
+}
+
+void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i].s);
+	free(t->cells);
+	memset(t, 0, sizeof(*t));
+}
+
+struct table_cell *table_add_row(struct table *t)
+{
+	struct table_cell *row;
+
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct table_cell *grown = realloc(t->cells, cap * t->ncols * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		t->cells = grown;
+		t->cap = cap;
+	}
+	row = &t->cells[t->nrows++ * t->ncols];
+	memset(row, 0, t->ncols * sizeof(*row));
+	return row;
+}
+
+int table_set_str(struct table_cell *cell, const char *s)
+{
+	free(cell->s);
+	cell->s = strdup(s ? s : "");
+	return cell->s ? 0 : -1;
+}
+
+int table_column(const struct table *t, const char *key)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!strcmp(t->cols[c].json_key, key))
+			return (int)c;
+	return -1;
+}
+
+static double cell_number(const struct table_col *col, const struct table_cell *cell)
+{
+	return col->kind == COL_INT || col->kind == COL_ID ? (double)cell->u : cell->d;
+}
+
+/* Insertion sort on row indices: stable, and reports have at most a few thousand rows. */
+void table_sort(struct table *t, int col)
+{
+	const struct table_col *c = &t->cols[col];
+	size_t w = t->ncols, bytes = w * sizeof(struct table_cell);
+	struct table_cell *tmp = malloc(bytes);
+
+	if (!tmp || col < 0 || (size_t)col >= w) {
+		free(tmp);
+		return;
+	}
+	for (size_t i = 1; i < t->nrows; i++) {
+		size_t j = i;
+
+		memcpy(tmp, &t->cells[i * w], bytes);
+		while (j > 0) {
+			const struct table_cell *prev = &t->cells[(j - 1) * w + (size_t)col];
+			bool before = c->kind == COL_STR
+					      ? strcmp(tmp[col].s ? tmp[col].s : "", prev->s ? prev->s : "") < 0
+					      : cell_number(c, &tmp[col]) > cell_number(c, prev);
+
+			if (!before)
+				break;
+			memcpy(&t->cells[j * w], &t->cells[(j - 1) * w], bytes);
+			j--;
+		}
+		memcpy(&t->cells[j * w], tmp, bytes);
+	}
+	free(tmp);
+}
+
+void table_limit(struct table *t, size_t n)
+{
+	for (size_t i = n * t->ncols; i < t->nrows * t->ncols; i++)
+		free(t->cells[i].s);
+	if (n < t->nrows)
+		t->nrows = n;
+}
+
+/* 1234567.8 -> "1,234,567.8" */
+static void format_grouped(char *buf, size_t len, double v, int decimals)
+{
+	char raw[64], *dot, *out = buf;
+	size_t int_len, i;
+
+	snprintf(raw, sizeof(raw), "%.*f", decimals, v);
+	dot = strchr(raw, '.');
+	int_len = dot ? (size_t)(dot - raw) : strlen(raw);
+	for (i = 0; i < int_len && (size_t)(out - buf) < len - 2; i++) {
+		*out++ = raw[i];
+		if (raw[i] != '-' && (int_len - i - 1) % 3 == 0 && i + 1 < int_len)
+			*out++ = ',';
+	}
+	snprintf(out, len - (size_t)(out - buf), "%s", dot ? dot : "");
+}
+
+static void format_cell(char *buf, size_t len, const struct table_col *c, const struct table_cell *v,
+			enum table_format fmt)
+{
+	bool text = fmt == TABLE_TEXT;
+
+	switch (c->kind) {
+	case COL_STR:
+		snprintf(buf, len, "%s", v->s ? v->s : "");
+		break;
+	case COL_ID:
+		snprintf(buf, len, "%llu", (unsigned long long)v->u);
+		break;
+	case COL_INT:
+		if (text)
+			format_grouped(buf, len, (double)v->u, 0);
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)v->u);
+		break;
+	case COL_FLOAT1:
+		if (text)
+			format_grouped(buf, len, v->d, 1);
+		else
+			snprintf(buf, len, "%.1f", v->d);
+		break;
+	case COL_PCT:
+		snprintf(buf, len, "%.1f", v->d);
+		break;
+	}
+}
+
+static void print_text(const struct table *t, FILE *out)
+{
+	size_t *width = calloc(t->ncols, sizeof(*width));
+	char buf[512];
+
+	if (!width)
+		return;
+	for (size_t c = 0; c < t->ncols; c++) {
+		width[c] = strlen(t->cols[c].title);
+		for (size_t r = 0; r < t->nrows; r++) {
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_TEXT);
+			if (strlen(buf) > width[c])
+				width[c] = strlen(buf);
+		}
+	}
+	for (int line = 0; line < 2; line++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *title = t->cols[c].title;
+			bool left = t->cols[c].kind == COL_STR;
+
+			size_t n = left && c + 1 == t->ncols ? strlen(title) : width[c];
+
+			fputs(c ? "  " : " ", out);
+			if (line == 0)
+				fprintf(out, left ? "%-*s" : "%*s", (int)n, title);
+			else
+				for (size_t i = 0; i < n; i++)
+					fputc(i < strlen(title) || !left ? '-' : ' ', out);
+		}
+		fputc('\n', out);
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			bool left = t->cols[c].kind == COL_STR;
+
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_TEXT);
+			fputs(c ? "  " : " ", out);
+			/* a last text column is not padded: no trailing blanks */
+			if (left && c + 1 == t->ncols)
+				fputs(buf, out);
+			else
+				fprintf(out, left ? "%-*s" : "%*s", (int)width[c], buf);
+		}
+		fputc('\n', out);
+	}
+	free(width);
+}
+
+static void print_csv_field(FILE *out, const char *s, bool quote)
+{
+	if (!quote) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_csv(const struct table *t, FILE *out)
+{
+	char buf[512];
+
+	for (size_t c = 0; c < t->ncols; c++) {
+		fputs(c ? "," : "", out);
+		print_csv_field(out, t->cols[c].title, true);
+	}
+	fputc('\n', out);
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_CSV);
+			fputs(c ? "," : "", out);
+			print_csv_field(out, buf, t->cols[c].kind == COL_STR);
+		}
+		fputc('\n', out);
+	}
+}
+
+void json_print_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void print_json(const struct table *t, FILE *out)
+{
+	char buf[512];
+
+	fputc('[', out);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs(r ? ",\n {" : "\n {", out);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const struct table_cell *v = &t->cells[r * t->ncols + c];
+
+			fprintf(out, "%s\"%s\": ", c ? ", " : "", t->cols[c].json_key);
+			if (t->cols[c].kind == COL_STR) {
+				json_print_string(out, v->s ? v->s : "");
+				continue;
+			}
+			format_cell(buf, sizeof(buf), &t->cols[c], v, TABLE_JSON);
+			fputs(buf, out);
+		}
+		fputc('}', out);
+	}
+	fputs(t->nrows ? "\n]" : "]", out);
+}
+
+void table_print(const struct table *t, enum table_format fmt, FILE *out)
+{
+	if (fmt == TABLE_TEXT)
+		print_text(t, out);
+	else if (fmt == TABLE_CSV)
+		print_csv(t, out);
+	else
+		print_json(t, out);
+}

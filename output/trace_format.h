@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The gpuspy trace file (docs/FORMAT.md): a fixed header, then CRC-checked blocks of records.
+ * Blocks are written whole, so a file cut short by a crash is readable up to its last complete
+ * block; the trailer record tells a complete recording from a truncated one.
+ *
+ * BPF records (bpf/records.h) are stored byte for byte; the loader's own records are here.
+ */
+#ifndef GPUSPY_TRACE_FORMAT_H
+#define GPUSPY_TRACE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "records.h"
+
+#define GS_TRACE_MAGIC	       "GPUSPYTR"
+#define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
+#define GS_TRACE_VERSION_MINOR 0 /* new record types bump this; readers skip unknown types */
+#define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
+#define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
+#define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */
+
+struct gs_file_header {
+	char magic[8];
+	__u16 version_major;
+	__u16 version_minor;
+	__u32 header_size;
+	__u64 created_realtime_ns; /* wall clock when recording started */
+	__u64 created_monotonic_ns; /* CLOCK_MONOTONIC taken together with the wall clock */
+	char hostname[64];
+	char kernel_release[64];
+};
+
+struct gs_block_header {
+	__u32 magic;
+	__u32 payload_len;
+	__u32 record_count;
+	__u32 crc32; /* zlib crc32 of the payload */
+};
+
+enum gs_trace_mode {
+	GS_MODE_LAUNCH = 1,
+	GS_MODE_ATTACH = 2,
+	GS_MODE_SYSTEM = 3,
+};
+
+/* GS_REC_TRACE_INFO: how the recording was made; `command` is NUL-terminated, padded to 8. */
+struct gs_trace_info {
+	struct gs_hdr hdr; /* ts: recording start */
+	__u64 osrt_threshold_ns;
+	__u64 offcpu_threshold_ns;
+	__u32 mode; /* enum gs_trace_mode */
+	__u32 follow;
+	char command[]; /* the target command line or pid list */
+};
+
+/* GS_REC_FD_NAME: what an fd of a process referred to, resolved while recording. */
+struct gs_fd_name {
+	struct gs_hdr hdr; /* pid; tid 0 */
+	__u64 ino;
+	__u32 fd;
+	__u32 pad;
+	char name[]; /* NUL-terminated, padded to 8 */
+};
+
+struct gs_hist_bucket {
+	__u32 bucket;
+	__u32 count;
+};
+
+/* GS_REC_SYSCALL_STATS: exact per-(process, thread, syscall) totals, written at the end. */
+struct gs_syscall_stats {
+	struct gs_hdr hdr;
+	__u32 nr;
+	__u32 nbuckets; /* nonzero histogram buckets that follow */
+	__u64 count;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 sumsq_lo;
+	__u64 sumsq_hi;
+	struct gs_hist_bucket buckets[];
+};
+
+/* GS_REC_OFFCPU_STATS: exact per-thread off-CPU totals by reason. */
+struct gs_offcpu_stats {
+	struct gs_hdr hdr;
+	__u64 ns[GS_OFFCPU_NREASONS];
+	__u64 count[GS_OFFCPU_NREASONS];
+};
+
+#define GS_LOSS_SLOTS 8
+/* GS_REC_LOSS: every counted loss, by enum gs_loss_kind. */
+struct gs_loss {
+	struct gs_hdr hdr;
+	__u64 count[GS_LOSS_SLOTS];
+};
+
+/* GS_REC_TRAILER: the last record of a complete recording. */
+struct gs_trailer {
+	struct gs_hdr hdr; /* ts: recording end */
+	__u64 records; /* records written before the trailer */
+};
+
+GS_REC_ASSERT_SIZE(struct gs_file_header, 160);
+GS_REC_ASSERT_SIZE(struct gs_block_header, 16);
+GS_REC_ASSERT_SIZE(struct gs_trace_info, 48);
+GS_REC_ASSERT_SIZE(struct gs_fd_name, 40);
+GS_REC_ASSERT_SIZE(struct gs_syscall_stats, 80);
+GS_REC_ASSERT_SIZE(struct gs_offcpu_stats, 72);
+GS_REC_ASSERT_SIZE(struct gs_loss, 88);
+GS_REC_ASSERT_SIZE(struct gs_trailer, 32);
+_Static_assert(GS_LOSS_NKINDS <= GS_LOSS_SLOTS, "loss kinds must fit the loss record");
+
+static inline size_t gs_align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Whether a record's size and inner lengths are consistent with its type, so consumers can
+ * read its fields without further checks. Unknown types are valid (and skipped). */
+bool gs_record_valid(const struct gs_hdr *rec);
+
+const char *gs_loss_kind_name(unsigned kind);
+const char *gs_offcpu_reason_name(unsigned reason);
+
+#endif /* GPUSPY_TRACE_FORMAT_H */

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trace_model.h"
+#include "trace_reader.h"
+
+/* Grows an array by doubling; returns a zeroed new last element or NULL. */
+static void *grow(void **items, size_t *n, size_t *cap, size_t size)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void *p = realloc(*items, ncap * size);
+
+		if (!p)
+			return NULL;
+		*items = p;
+		*cap = ncap;
+	}
+	memset((char *)*items + *n * size, 0, size);
+	return (char *)*items + (*n)++ * size;
+}
+
+static struct model_thread *find_thread(struct trace_model *m, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = m->nthreads; i-- > 0;)
+		if (m->threads[i].tid == tid && m->threads[i].pid == pid)
+			return &m->threads[i];
+	return NULL;
+}
+
+static struct model_process *find_process(struct trace_model *m, uint32_t pid)
+{
+	for (size_t i = m->nprocs; i-- > 0;)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+static struct model_thread *get_thread(struct trace_model *m, uint32_t pid, uint32_t tid)
+{
+	struct model_thread *t = find_thread(m, pid, tid);
+
+	if (t)
+		return t;
+	t = grow((void **)&m->threads, &m->nthreads, &m->threads_cap, sizeof(*t));
+	if (t) {
+		t->pid = pid;
+		t->tid = tid;
+	}
+	return t;
+}
+
+static struct model_process *get_process(struct trace_model *m, uint32_t pid)
+{
+	struct model_process *p = find_process(m, pid);
+
+	if (p)
+		return p;
+	p = grow((void **)&m->procs, &m->nprocs, &m->procs_cap, sizeof(*p));
+	if (p)
+		p->pid = pid;
+	return p;
+}
+
+static void set_name(struct trace_model *m, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct model_thread *t = get_thread(m, pid, tid);
+	struct model_process *p = get_process(m, pid);
+
+	if (t)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	if (p && (pid == tid || !p->comm[0]))
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
+static void on_fork(struct trace_model *m, const struct gs_fork *f)
+{
+	struct model_process *p;
+
+	if (f->hdr.flags & GS_FORK_THREAD) {
+		set_name(m, f->child_pid, f->child_tid, f->comm);
+		return;
+	}
+	p = get_process(m, f->child_pid);
+	if (!p)
+		return;
+	p->ppid = f->hdr.pid;
+	p->start_ts = f->hdr.ts;
+	set_name(m, f->child_pid, f->child_tid, f->comm);
+}
+
+static void on_exec(struct trace_model *m, const struct gs_exec *e)
+{
+	struct model_process *p = get_process(m, e->hdr.pid);
+
+	if (p)
+		snprintf(p->exe, sizeof(p->exe), "%s", e->filename);
+	set_name(m, e->hdr.pid, e->hdr.tid, e->comm);
+}
+
+static void on_process_exit(struct trace_model *m, const struct gs_exit *e)
+{
+	struct model_process *p;
+
+	if (!(e->hdr.flags & GS_EXIT_GROUP))
+		return;
+	p = get_process(m, e->hdr.pid);
+	if (!p)
+		return;
+	p->exited = true;
+	p->exit_code = e->exit_code;
+	p->end_ts = e->hdr.ts;
+}
+
+static void on_trace_info(struct trace_model *m, const struct gs_trace_info *ti)
+{
+	m->start_ts = ti->hdr.ts;
+	m->osrt_threshold_ns = ti->osrt_threshold_ns;
+	m->offcpu_threshold_ns = ti->offcpu_threshold_ns;
+	m->mode = ti->mode;
+	m->follow = ti->follow;
+	snprintf(m->command, sizeof(m->command), "%s", ti->command);
+}
+
+static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats *s)
+{
+	struct model_syscall *e =
+		grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->pid = s->hdr.pid;
+	e->tid = s->hdr.tid;
+	e->nr = s->nr;
+	duration_stats_init(&e->stats);
+	duration_stats_add_record(&e->stats, s);
+	get_thread(m, s->hdr.pid, s->hdr.tid);
+	get_process(m, s->hdr.pid);
+	return 0;
+}
+
+static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *s)
+{
+	struct model_offcpu *e = grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->pid = s->hdr.pid;
+	e->tid = s->hdr.tid;
+	memcpy(e->ns, s->ns, sizeof(e->ns));
+	memcpy(e->count, s->count, sizeof(e->count));
+	get_thread(m, s->hdr.pid, s->hdr.tid);
+	return 0;
+}
+
+static int on_fd_name(struct trace_model *m, const struct gs_fd_name *f)
+{
+	struct model_fd *e = grow((void **)&m->fds, &m->nfds, &m->fds_cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->pid = f->hdr.pid;
+	e->fd = f->fd;
+	e->ino = f->ino;
+	e->name = strdup(f->name);
+	return e->name ? 0 : -1;
+}
+
+static int apply(struct trace_model *m, const struct gs_hdr *h)
+{
+	m->records++;
+	switch (h->type) {
+	case GS_REC_SYSCALL:
+		m->spans++;
+		return 0;
+	case GS_REC_OFFCPU:
+		m->offcpu_spans++;
+		return 0;
+	case GS_REC_FORK:
+		on_fork(m, (const void *)h);
+		return 0;
+	case GS_REC_EXEC:
+		on_exec(m, (const void *)h);
+		return 0;
+	case GS_REC_EXIT:
+		on_process_exit(m, (const void *)h);
+		return 0;
+	case GS_REC_COMM:
+		set_name(m, h->pid, h->tid, ((const struct gs_comm *)h)->comm);
+		return 0;
+	case GS_REC_TRACE_INFO:
+		on_trace_info(m, (const void *)h);
+		return 0;
+	case GS_REC_FD_NAME:
+		return on_fd_name(m, (const void *)h);
+	case GS_REC_SYSCALL_STATS:
+		return on_syscall_stats(m, (const void *)h);
+	case GS_REC_OFFCPU_STATS:
+		return on_offcpu_stats(m, (const void *)h);
+	case GS_REC_LOSS:
+		for (int i = 0; i < GS_LOSS_SLOTS; i++)
+			m->losses[i] += ((const struct gs_loss *)h)->count[i];
+		return 0;
+	case GS_REC_TRAILER:
+		m->end_ts = h->ts;
+		return 0;
+	default:
+		return 0; /* newer record types: skipped */
+	}
+}
+
+static void count_threads(struct trace_model *m)
+{
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct model_process *p = get_process(m, m->threads[i].pid);
+
+		if (p)
+			p->threads++;
+	}
+}
+
+int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen)
+{
+	struct trace_reader *r;
+	const struct gs_hdr *h;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	err[0] = '\0';
+	if (trace_reader_open(path, &r, err, errlen))
+		return -1;
+	m->header = *trace_reader_header(r);
+	while ((ret = trace_reader_next(r, &h)) > 0) {
+		if (apply(m, h)) {
+			snprintf(err, errlen, "out of memory");
+			ret = -1;
+			break;
+		}
+	}
+	if (ret < 0 && !err[0])
+		snprintf(err, errlen, "%s", trace_reader_error(r));
+	m->complete = trace_reader_complete(r);
+	trace_reader_close(r);
+	if (ret < 0)
+		return -1;
+	count_threads(m);
+	return 0;
+}
+
+void trace_model_free(struct trace_model *m)
+{
+	free(m->threads);
+	free(m->procs);
+	free(m->syscalls);
+	free(m->offcpu);
+	for (size_t i = 0; i < m->nfds; i++)
+		free(m->fds[i].name);
+	free(m->fds);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid)
+{
+	const struct model_thread *t = find_thread((struct trace_model *)m, pid, tid);
+
+	return t && t->comm[0] ? t->comm : "?";
+}
+
+const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid)
+{
+	return find_process((struct trace_model *)m, pid);
+}
+
+uint64_t trace_model_loss_total(const struct trace_model *m)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < GS_LOSS_SLOTS; i++)
+		sum += m->losses[i];
+	return sum;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What reports need from a trace, gathered in one streaming pass: the recording's settings,
+ * processes and threads with their names and lifecycle, exact per-thread statistics and the
+ * loss counters. Spans are not kept: the exporter streams them separately.
+ */
+#ifndef GPUSPY_TRACE_MODEL_H
+#define GPUSPY_TRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "histogram.h"
+#include "trace_format.h"
+
+struct model_thread {
+	uint32_t pid, tid;
+	char comm[GS_COMM_LEN];
+};
+
+struct model_process {
+	uint32_t pid, ppid;
+	char comm[GS_COMM_LEN];
+	char exe[GS_FILENAME_LEN]; /* from exec, when seen */
+	uint64_t start_ts, end_ts; /* 0: before / after the recording */
+	int32_t exit_code;
+	bool exited;
+	uint32_t threads;
+};
+
+struct model_syscall {
+	uint32_t pid, tid, nr;
+	struct duration_stats stats;
+};
+
+struct model_offcpu {
+	uint32_t pid, tid;
+	uint64_t ns[GS_OFFCPU_NREASONS];
+	uint64_t count[GS_OFFCPU_NREASONS];
+};
+
+struct model_fd {
+	uint32_t pid, fd;
+	uint64_t ino;
+	char *name;
+};
+
+struct trace_model {
+	struct gs_file_header header;
+	char command[1024];
+	uint64_t osrt_threshold_ns, offcpu_threshold_ns;
+	uint32_t mode;
+	bool follow;
+	uint64_t start_ts, end_ts;
+	bool complete;
+	uint64_t records, spans, offcpu_spans;
+	uint64_t losses[GS_LOSS_SLOTS];
+
+	struct model_thread *threads;
+	size_t nthreads, threads_cap;
+	struct model_process *procs;
+	size_t nprocs, procs_cap;
+	struct model_syscall *syscalls;
+	size_t nsyscalls, syscalls_cap;
+	struct model_offcpu *offcpu;
+	size_t noffcpu, offcpu_cap;
+	struct model_fd *fds;
+	size_t nfds, fds_cap;
+};
+
+/* 0, or -1 with a one-line message in err (a corrupt file). A truncated file loads with
+ * model->complete false. */
+int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen);
+void trace_model_free(struct trace_model *m);
+const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid);
+const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid);
+uint64_t trace_model_loss_total(const struct trace_model *m);
+
+#endif /* GPUSPY_TRACE_MODEL_H */

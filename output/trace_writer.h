@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Streams records into a trace file in bounded memory: one block buffer, written whole. */
+#ifndef GPUSPY_TRACE_WRITER_H
+#define GPUSPY_TRACE_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "trace_format.h"
+
+struct trace_writer;
+
+/* Creates `path` with mode 0600; refuses an existing file unless `overwrite`. 0 or -errno. */
+int trace_writer_open(const char *path, bool overwrite, const struct gs_file_header *header,
+		      struct trace_writer **out);
+/* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno. */
+int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec);
+/* Writes the pending block, if any, so a crash after this loses nothing before it. */
+int trace_writer_flush(struct trace_writer *w);
+/* Appends the trailer, flushes, syncs and closes; frees `w` whatever happens. 0 or -errno. */
+int trace_writer_finish(struct trace_writer *w, uint64_t end_ts);
+/* Closes without a trailer (the file then reads as truncated). */
+void trace_writer_abandon(struct trace_writer *w);
+
+uint64_t trace_writer_bytes(const struct trace_writer *w);
+uint64_t trace_writer_records(const struct trace_writer *w);
+
+#endif /* GPUSPY_TRACE_WRITER_H */
