@@ -18,6 +18,9 @@
 const volatile bool trace_all = false; /* -a: every process but gpuspy itself */
 const volatile bool follow = true;     /* filter by process (all threads, children added) */
 const volatile __u32 self_tgid = 0;
+/* `record -- CMD`: the forked child, traced from its first execve on, so the launcher's own
+ * pre-exec syscalls are not attributed to the command */
+const volatile __u32 launch_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -64,6 +67,16 @@ static __always_inline bool is_traced(__u32 tgid, __u32 tid)
 	if (follow)
 		return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
 	return bpf_map_lookup_elem(&traced_tids, &tid) != NULL;
+}
+
+static __always_inline void start_tracing(__u32 tgid, __u32 tid)
+{
+	__u8 one = 1;
+
+	if (follow)
+		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
+	else
+		bpf_map_update_elem(&traced_tids, &tid, &one, BPF_ANY);
 }
 
 static __always_inline bool current_is_traced(void)

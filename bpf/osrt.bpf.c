@@ -13,6 +13,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u64 span_threshold_ns = 1000;
 
+#define __NR_execve_x86_64 59
+
 struct inflight {
 	__u64 start_ns;
 	__u64 args[GS_SYSCALL_ARGS];
@@ -217,11 +219,16 @@ static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in
 SEC("tp_btf/sys_enter")
 int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 {
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task;
 	struct inflight *in;
 
-	if (!current_is_traced())
-		return 0;
+	if (!is_traced(tgid, tid)) {
+		if (!launch_tgid || tid != launch_tgid || id != __NR_execve_x86_64)
+			return 0;
+		start_tracing(tgid, tid);
+	}
 	task = bpf_get_current_task_btf();
 	in = bpf_task_storage_get(&inflight_by_task, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!in)

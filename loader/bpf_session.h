@@ -17,6 +17,7 @@ struct trace_writer;
 struct bpf_session_config {
 	bool trace_all;
 	bool follow;
+	pid_t launch_pid; /* traced from its first execve; 0: none */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;
 	uint32_t ringbuf_bytes;

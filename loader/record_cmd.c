@@ -169,7 +169,11 @@ static int trace_process(void *ctx, pid_t pid)
 
 static int name_process(void *ctx, pid_t pid)
 {
-	int err = procfs_for_each_thread(pid, write_comm, ctx);
+	int err;
+
+	if (pid == getpid())
+		return 0; /* never traced: see self_tgid */
+	err = procfs_for_each_thread(pid, write_comm, ctx);
 
 	return err == -ENOENT ? 0 : err;
 }
@@ -184,8 +188,7 @@ static int add_targets(struct recorder *r)
 	if (o->trace_all)
 		return procfs_for_each_process(name_process, r);
 	if (r->cmd.pid > 0)
-		return o->follow ? bpf_session_trace_process(r->session, r->cmd.pid)
-				 : bpf_session_trace_thread(r->session, r->cmd.pid);
+		return 0; /* BPF starts tracing it at its execve (launch_pid) */
 	for (size_t i = 0; i < o->npids && !err; i++) {
 		err = trace_process(r, o->pids[i]);
 		if (!err && o->follow)
@@ -339,6 +342,7 @@ static int start_session(struct recorder *r)
 		.ringbuf_bytes = o->ringbuf_bytes,
 		.max_stat_keys = o->max_stat_keys,
 		.btf_path = getenv("GPUSPY_BTF_PATH"),
+		.launch_pid = r->cmd.pid,
 	};
 	int err = bpf_session_open(&cfg, on_record, r, &r->session);
 
@@ -369,6 +373,22 @@ static int release_command(struct recorder *r)
 	return GS_EXIT_EXEC_FAILED;
 }
 
+/* Scripts wait for this line to know the probes are live. */
+static void announce(const struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (o->command)
+		fprintf(stderr, "gpuspy: recording '%s' (pid %d) to %s\n", o->command[0], r->cmd.pid,
+			o->output);
+	else if (o->trace_all)
+		fprintf(stderr, "gpuspy: recording all processes to %s\n", o->output);
+	else
+		fprintf(stderr, "gpuspy: recording %zu process%s (pid %d%s) to %s, Ctrl-C to stop\n",
+			o->npids, o->npids > 1 ? "es" : "", o->pids[0], o->npids > 1 ? ",..." : "",
+			o->output);
+}
+
 static int record(struct recorder *r)
 {
 	uint64_t now = gs_monotonic_ns();
@@ -389,6 +409,8 @@ static int record(struct recorder *r)
 		return ret;
 	if (r->opts.command && (ret = release_command(r)))
 		return ret;
+	if (!r->opts.quiet)
+		announce(r);
 	why = poll_until_stop(r);
 	gs_debug("stopping: %s", why);
 	stop_child(r);

@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# gpuspy record on the real kernel: launch, attach, follow, thresholds, stop conditions.
+# bats file_tags=bpf
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	require_bpf
+	WORK=$(mktemp -d)
+}
+
+teardown() {
+	[ -n "${FORKER_PID:-}" ] && kill "$FORKER_PID" 2>/dev/null || true
+	[ -n "${GPUSPY_PID:-}" ] && kill "$GPUSPY_PID" 2>/dev/null || true
+	rm -rf "$WORK"
+}
+
+@test "syscall counts equal strace -f -c for the same workload" {
+	require_cmd strace
+	strace -f -c -U name,calls -o "$WORK/strace.txt" "$TARGETS/io_workload" "$WORK" 40
+	run "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- "$TARGETS/io_workload" "$WORK" 40
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"120 writes"* ]]
+	# strace's table: "name calls" rows between the dashed rules
+	awk '/^-/ { rule++; next } rule == 1 { print $1, $2 }' "$WORK/strace.txt" | sort > "$WORK/expected"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json |
+		jq -r '.[] | "\(.name) \(.calls)"' | sort > "$WORK/actual"
+	diff -u "$WORK/expected" "$WORK/actual"
+	grep -qx "write 121" "$WORK/actual"
+	grep -qx "read 121" "$WORK/actual"
+	grep -qx "fsync 3" "$WORK/actual"
+	grep -qx "openat 5" "$WORK/actual"
+}
+
+@test "a launched command's exit status becomes gpuspy's and its exit ends the recording" {
+	run -7 "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- /bin/sh -c 'exit 7'
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.[] | select(.name == "sh") | .exit == "7"'
+}
+
+@test "a command that cannot be run exits 127 with one clear line" {
+	run -127 "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- /nonexistent/prog
+	[[ "$output" == "gpuspy: cannot run '/nonexistent/prog': No such file or directory" ]]
+}
+
+@test "-p attaches to a running process, follows a new thread and a forked child, and detaches harmlessly" {
+	mkfifo "$WORK/ctl"
+	"$TARGETS/forker" "$WORK/ready" < "$WORK/ctl" > "$WORK/forker.out" 3>&- &
+	FORKER_PID=$!
+	exec 4> "$WORK/ctl"
+	wait_for_file "$WORK/ready"
+	"$GPUSPY" record -p "$FORKER_PID" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	echo go >&4
+	wait_for_line "$WORK/forker.out" "child .* exited 5"
+	kill -INT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	# detached: the process still runs and finishes normally
+	kill -0 "$FORKER_PID"
+	echo exit >&4
+	exec 4>&-
+	wait "$FORKER_PID"
+	FORKER_PID=
+	grep -q "forker: done" "$WORK/forker.out"
+
+	child=$(sed -n 's/^forker: child \([0-9]*\) exited 5$/\1/p' "$WORK/forker.out")
+	pid=$(grep -o 'pid [0-9]*' "$WORK/gpuspy.err" | head -1 | cut -d' ' -f2)
+	[ "$(calls_of "$WORK/t.gpuspy" "$pid" "$pid" getppid)" -eq 7 ]
+	[ "$(calls_of "$WORK/t.gpuspy" "$child" "$child" getppid)" -eq 13 ]
+	# the new thread: the only tid of the process other than the main one
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_thread --format json > "$WORK/rows.json"
+	jq -e --argjson pid "$pid" \
+		'[.[] | select(.pid == $pid and .tid != $pid and .name == "gettid") | .calls] == [11]' \
+		"$WORK/rows.json"
+	# the fork is in the lifecycle: the child's parent and exit status
+	"$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json |
+		jq -e --argjson c "$child" --argjson p "$pid" \
+			'.[] | select(.pid == $c) | .ppid == $p and .exit == "5"'
+}
+
+@test "--no-follow traces the process but not its new children" {
+	mkfifo "$WORK/ctl"
+	"$TARGETS/forker" "$WORK/ready" < "$WORK/ctl" > "$WORK/forker.out" 3>&- &
+	FORKER_PID=$!
+	exec 4> "$WORK/ctl"
+	wait_for_file "$WORK/ready"
+	"$GPUSPY" record --no-follow -p "$FORKER_PID" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	echo go >&4
+	wait_for_line "$WORK/forker.out" "child .* exited 5"
+	echo exit >&4
+	exec 4>&-
+	pid=$FORKER_PID
+	wait "$FORKER_PID"
+	FORKER_PID=
+	wait "$GPUSPY_PID" # the target's exit ends the recording
+	GPUSPY_PID=
+	child=$(sed -n 's/^forker: child \([0-9]*\) exited 5$/\1/p' "$WORK/forker.out")
+	[ "$(calls_of "$WORK/t.gpuspy" "$pid" "$pid" getppid)" -eq 7 ]
+	[ "$(calls_of "$WORK/t.gpuspy" "$child" "$child" getppid)" -eq 0 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_thread --format json |
+		jq -e '[.[] | select(.name == "gettid")] | length == 0'
+}
+
+@test "short calls are counted but not spanned; long calls become spans" {
+	run "$GPUSPY" record -q --osrt-threshold 1ms -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 6 500
+	[ "$status" -eq 0 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json > "$WORK/sum.json"
+	jq -e '.[] | select(.name == "getppid") | .calls == 500' "$WORK/sum.json"
+	jq -e '.[] | select(.name == "clock_nanosleep") | .calls == 6 and .min_ns >= 5000000' "$WORK/sum.json"
+	[ "$(spans_of "$WORK/t.gpuspy" getppid)" -eq 0 ]
+	[ "$(spans_of "$WORK/t.gpuspy" clock_nanosleep)" -eq 6 ]
+}
+
+@test "off-CPU time is attributed to sleeping with exact totals" {
+	run "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 20 0
+	[ "$status" -eq 0 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report offcpu --format json |
+		jq -e '.[] | select(.thread == "sleeper") | .sleeping_count >= 20 and .sleeping_ns >= 100000000'
+}
+
+@test "SIGINT mid-recording yields a complete, readable trace" {
+	"$GPUSPY" record -o "$WORK/t.gpuspy" -p $$ 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	for i in 1 2 3; do cat /etc/hostname > /dev/null; done
+	kill -INT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	run "$GPUSPY" report "$WORK/t.gpuspy"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *truncated* ]]
+	[[ "$output" == *"events lost: 0"* ]]
+	grep -q "wrote $WORK/t.gpuspy" "$WORK/gpuspy.err"
+}
+
+@test "SIGTERM stops a launched command too and passes its status on" {
+	"$GPUSPY" record -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 0 0 60000 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording '"
+	kill -TERM "$GPUSPY_PID"
+	status=0
+	wait "$GPUSPY_PID" || status=$?
+	GPUSPY_PID=
+	[ "$status" -eq 143 ] # the command died of SIGTERM
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.[] | select(.name == "sleeper") | .exit == "signal 15"'
+}
+
+@test "-d stops the recording after the duration" {
+	start=$(date +%s%N)
+	run -143 "$GPUSPY" record -q -d 300ms -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 0 0 60000
+	end=$(date +%s%N)
+	[ $(((end - start) / 1000000)) -lt 20000 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" > /dev/null
+}
+
+@test "-a traces other processes but not gpuspy itself" {
+	"$GPUSPY" record -a -d 2s -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	GPUSPY_SELF=$GPUSPY_PID
+	wait_for_line "$WORK/gpuspy.err" "recording all processes"
+	"$TARGETS/sleeper" 0 77 > /dev/null &
+	sleeper=$!
+	wait "$sleeper"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	[ "$(calls_of "$WORK/t.gpuspy" "$sleeper" "$sleeper" getppid)" -eq 77 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json |
+		jq -e --argjson self "$GPUSPY_SELF" '[.[] | select(.pid == $self)] | length == 0'
+}
+
+@test "the trace file is created 0600 and an existing file is kept without -f" {
+	run "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- /bin/true
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a "$WORK/t.gpuspy")" = 600 ]
+	before=$(sha256sum < "$WORK/t.gpuspy")
+	run -1 "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- /bin/true
+	[[ "$output" == *"already exists (use -f to overwrite)"* ]]
+	[ "$(sha256sum < "$WORK/t.gpuspy")" = "$before" ]
+	run "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- /bin/true
+	[ "$status" -eq 0 ]
+}
+
+@test "syscall spans name the file behind the fd" {
+	run "$GPUSPY" record -q --osrt-threshold 0 -o "$WORK/t.gpuspy" -- "$TARGETS/io_workload" "$WORK" 5
+	[ "$status" -eq 0 ]
+	"$GPUSPY" export "$WORK/t.gpuspy" -o - |
+		jq -e --arg f "$WORK/io_workload.dat" \
+			'[.traceEvents[] | select(.name == "write" and .args.file == $f)] | length >= 15'
+	"$GPUSPY" export "$WORK/t.gpuspy" -o - |
+		jq -e '[.traceEvents[] | select(.name == "read" and .args.bytes == 4096 and .args.bytes_requested == 4096)] | length >= 15'
+}
