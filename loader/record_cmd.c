@@ -438,8 +438,11 @@ int record_main(int argc, char **argv)
 	struct recorder r = {.cmd = {.go_fd = -1, .exec_fd = -1}, .watch = {0}};
 	int ret = record_opts_parse(argc, argv, &r.opts);
 
-	if (ret < 0)
-		ret = check_environment(&r.opts);
+	if (ret >= 0) { /* --help, or a usage error */
+		record_opts_free(&r.opts);
+		return ret;
+	}
+	ret = check_environment(&r.opts);
 	if (ret == 0) {
 		install_signal_handlers();
 		ret = record(&r);

@@ -137,7 +137,8 @@ static void format_cell(char *buf, size_t len, const struct table_col *c, const 
 			snprintf(buf, len, "%.1f", v->d);
 		break;
 	case COL_PCT:
-		snprintf(buf, len, "%.1f", v->d);
+		/* machine formats keep precision so shares add up to 100 */
+		snprintf(buf, len, text ? "%.1f" : "%.4f", v->d);
 		break;
 	}
 }

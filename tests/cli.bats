@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# Command-line behaviour: help, version, bad input answered with one line and a documented code.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	WORK=$(mktemp -d)
+}
+
+teardown() {
+	rm -rf "$WORK"
+}
+
+@test "--help for gpuspy and every subcommand, with examples" {
+	for sub in "" record report export; do
+		run -0 "$GPUSPY" $sub --help
+		[[ "$output" == usage:* ]]
+		[[ "$output" == *examples:* ]]
+	done
+}
+
+@test "--version and --version -v" {
+	run -0 "$GPUSPY" --version
+	[[ "$output" =~ ^gpuspy\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	run -0 "$GPUSPY" --version -v
+	[[ "$output" == *"libbpf 1."* ]]
+	[[ "$output" == *"kernel BTF:"* ]]
+}
+
+@test "no command and an unknown command are usage errors" {
+	run -2 "$GPUSPY"
+	run -2 "$GPUSPY" frobnicate
+	[[ "$output" == "gpuspy: 'frobnicate' is not a gpuspy command (see 'gpuspy --help')" ]]
+}
+
+@test "bad option values get one line and exit 2, before anything is created" {
+	cd "$WORK"
+	run -2 "$GPUSPY" record -d soon -- /bin/true
+	[[ "$output" == "gpuspy: invalid value 'soon' for --duration: expected a duration such as 10s, 500ms or 2m" ]]
+	run -2 "$GPUSPY" record -p 12x
+	[[ "$output" == *"invalid value '12x' for --pid"* ]]
+	run -2 "$GPUSPY" record --buffer-size 3 -- /bin/true
+	[[ "$output" == *"--buffer-size"* ]]
+	run -2 "$GPUSPY" record --osrt-threshold -5 -- /bin/true
+	run -2 "$GPUSPY" record
+	[[ "$output" == *"record needs a target"* ]]
+	run -2 "$GPUSPY" record -a -p 1
+	[[ "$output" == *"one kind of target"* ]]
+	run -2 "$GPUSPY" export x --format svg
+	run -2 "$GPUSPY" report
+	[ -z "$(ls -A "$WORK")" ]
+}
+
+@test "an unknown pid exits 6" {
+	require_bpf
+	run -6 "$GPUSPY" record -o "$WORK/t.gpuspy" -p 4194303
+	[[ "$output" == "gpuspy: cannot attach to pid 4194303: no such process" ]]
+	[ ! -e "$WORK/t.gpuspy" ]
+}
+
+@test "missing kernel BTF exits 5 with the reason" {
+	require_root
+	GPUSPY_BTF_PATH=/nonexistent/vmlinux run -5 "$GPUSPY" record -o "$WORK/t.gpuspy" -- /bin/true
+	[[ "$output" == "gpuspy: kernel BTF not found at /nonexistent/vmlinux: gpuspy needs a kernel built with CONFIG_DEBUG_INFO_BTF" ]]
+}
+
+@test "recording without root or CAP_BPF exits 4" {
+	require_root
+	require_cmd setpriv
+	chmod 755 "$WORK"
+	run -4 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$GPUSPY" record -o "$WORK/t.gpuspy" -- /bin/true
+	[[ "$output" == "gpuspy: recording needs root or CAP_BPF and CAP_PERFMON (try sudo)" ]]
+}
+
+@test "an unwritable output path is one line and exit 1" {
+	require_bpf
+	run -1 "$GPUSPY" record -o /nonexistent/dir/t.gpuspy -- /bin/true
+	[[ "$output" == "gpuspy: cannot create /nonexistent/dir/t.gpuspy: No such file or directory" ]]
+}
