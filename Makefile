@@ -129,7 +129,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BUILD)/fuzz_reader
-	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) bats --print-output-on-failure tests/*.bats
+	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 fuzz: $(BUILD)/fuzz_reader
 	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}

@@ -14,6 +14,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u64 span_threshold_ns = 1000;
 
 #define __NR_execve_x86_64 59
+#define __NR_open_x86_64   2
+#define __NR_creat_x86_64  85
+#define __NR_openat_x86_64 257
+#define __NR_openat2_x86_64 437
+#define AT_FDCWD_VALUE	   -100
 
 struct inflight {
 	__u64 start_ns;
@@ -216,6 +221,46 @@ static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in
 	bpf_ringbuf_submit(rec, 0);
 }
 
+/* The user path pointer and dirfd of an open-family call, or false. */
+static __always_inline bool open_path_arg(const struct inflight *in, const char **path, int *dirfd)
+{
+	switch (in->nr) {
+	case __NR_open_x86_64:
+	case __NR_creat_x86_64:
+		*path = (const char *)in->args[0];
+		*dirfd = AT_FDCWD_VALUE;
+		return true;
+	case __NR_openat_x86_64:
+	case __NR_openat2_x86_64:
+		*path = (const char *)in->args[1];
+		*dirfd = (int)in->args[0];
+		return true;
+	}
+	return false;
+}
+
+/* Every successful open names its fd at once: a file opened, read and closed between two
+ * ring-buffer polls could not be named from /proc afterwards. */
+static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct inflight *in, long ret)
+{
+	struct gs_fd_name *rec;
+	const char *path;
+	int dirfd;
+
+	if (ret < 0 || !open_path_arg(in, &path, &dirfd))
+		return;
+	rec = reserve_record(sizeof(*rec) + GS_PATH_MAX, GS_LOSS_RINGBUF_SYSCALL);
+	if (!rec)
+		return;
+	fill_hdr(&rec->hdr, GS_REC_FD_NAME, sizeof(*rec) + GS_PATH_MAX, tgid, tid, in->start_ns);
+	rec->fd = (__u32)ret;
+	rec->dirfd = dirfd;
+	rec->ino = fd_inode((__u64)ret);
+	if (bpf_probe_read_user_str(rec->name, GS_PATH_MAX, path) < 0)
+		rec->name[0] = '\0';
+	bpf_ringbuf_submit(rec, 0);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 {
@@ -257,6 +302,7 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	account_syscall(tgid, tid, (__u32)in->nr, dur);
 	if (dur >= span_threshold_ns)
 		emit_span(tgid, tid, in, dur, ret);
+	emit_open_name(tgid, tid, in, ret);
 	in->nr = -1;
 	return 0;
 }

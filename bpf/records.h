@@ -22,6 +22,7 @@
 #define GS_FORK_THREAD  1 /* gs_fork.hdr.flags: a new thread, not a new process */
 #define GS_EXIT_GROUP   1 /* gs_exit.hdr.flags: the last thread of the process exited */
 #define GS_SYSCALL_ARGS 3
+#define GS_PATH_MAX     256 /* open() paths as BPF copies them */
 
 /* Histogram of durations: GS_HIST_SUB buckets per power of two, from 2^GS_HIST_MIN_SHIFT ns. */
 #define GS_HIST_SUB_SHIFT 2
@@ -40,7 +41,7 @@ enum gs_record_type {
 	GS_REC_COMM = 6, /* a thread's name: at rename (BPF) or from /proc at attach (loader) */
 	/* written by the loader */
 	GS_REC_TRACE_INFO = 100,
-	GS_REC_FD_NAME = 101,
+	GS_REC_FD_NAME = 101, /* BPF at open(), or the loader from /proc */
 	GS_REC_SYSCALL_STATS = 102,
 	GS_REC_OFFCPU_STATS = 103,
 	GS_REC_LOSS = 104,
@@ -116,6 +117,18 @@ struct gs_comm {
 	char comm[GS_COMM_LEN];
 };
 
+/* GS_REC_FD_NAME: what an fd of a process refers to. BPF writes one at every successful
+ * open (the path as the program passed it, in a fixed GS_PATH_MAX buffer); the loader
+ * completes relative paths and compacts the record, or writes one from /proc/PID/fd for fds
+ * that were open before the recording. */
+struct gs_fd_name {
+	struct gs_hdr hdr; /* pid, tid */
+	__u64 ino;
+	__u32 fd;
+	__s32 dirfd; /* the open's dirfd, for a relative path; -100 is AT_FDCWD */
+	char name[]; /* NUL-terminated */
+};
+
 /* Values of the per-(process, thread, syscall) statistics map: exact for every call. */
 struct gs_syscall_stats_key {
 	__u32 pid;
@@ -156,6 +169,7 @@ GS_REC_ASSERT_SIZE(struct gs_fork, 48);
 GS_REC_ASSERT_SIZE(struct gs_exec, 136);
 GS_REC_ASSERT_SIZE(struct gs_exit, 48);
 GS_REC_ASSERT_SIZE(struct gs_comm, 40);
+GS_REC_ASSERT_SIZE(struct gs_fd_name, 40);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 

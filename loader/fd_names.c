@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static int resolve(pid_t pid, uint32_t fd, uint64_t ino, char *buf, size_t len)
 	return 0;
 }
 
-static int write_name(struct trace_writer *w, pid_t pid, uint32_t fd, uint64_t ino, uint64_t ts,
+static int write_name(struct trace_writer *w, const struct gs_hdr *hdr, uint32_t fd, uint64_t ino,
 		      const char *name)
 {
 	union {
@@ -67,13 +68,15 @@ static int write_name(struct trace_writer *w, pid_t pid, uint32_t fd, uint64_t i
 	size_t namelen = strlen(name) + 1;
 
 	memset(&u, 0, sizeof(u));
+	if (namelen > 4096)
+		namelen = 4096;
+	u.rec.hdr = *hdr;
 	u.rec.hdr.type = GS_REC_FD_NAME;
 	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + namelen);
-	u.rec.hdr.pid = (uint32_t)pid;
-	u.rec.hdr.ts = ts;
 	u.rec.ino = ino;
 	u.rec.fd = fd;
-	memcpy(u.rec.name, name, namelen);
+	u.rec.dirfd = AT_FDCWD;
+	memcpy(u.rec.name, name, namelen - 1);
 	return trace_writer_append(w, &u.rec.hdr);
 }
 
@@ -89,5 +92,38 @@ int fd_names_note(struct fd_names *n, struct trace_writer *w, pid_t pid, uint32_
 	*slot = k;
 	if (resolve(pid, fd, ino, name, sizeof(name)))
 		return 0; /* gone already: reports fall back to the fd number */
-	return write_name(w, pid, fd, ino, ts, name);
+	return write_name(w, &(struct gs_hdr){.pid = (uint32_t)pid, .ts = ts}, fd, ino, name);
+}
+
+/* "dir/file" opened relative to AT_FDCWD or a directory fd: join it with what /proc says
+ * that directory is now (the process may have changed it since; rare for data loaders). */
+static void absolute_path(const struct gs_fd_name *rec, char *buf, size_t len)
+{
+	char link[64], dir[4096];
+	ssize_t n;
+
+	if (rec->name[0] == '/' || !rec->name[0])
+		goto as_is;
+	if (rec->dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%u/cwd", rec->hdr.pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", rec->hdr.pid, rec->dirfd);
+	n = readlink(link, dir, sizeof(dir) - 1);
+	if (n <= 0 || dir[0] != '/')
+		goto as_is;
+	dir[n] = '\0';
+	snprintf(buf, len, "%s/%s", strcmp(dir, "/") ? dir : "", rec->name);
+	return;
+as_is:
+	snprintf(buf, len, "%s", rec->name);
+}
+
+int fd_names_opened(struct fd_names *n, struct trace_writer *w, const struct gs_fd_name *rec)
+{
+	struct fd_key k = {.ino = rec->ino, .pid = rec->hdr.pid, .fd = rec->fd};
+	char path[4096 + GS_PATH_MAX];
+
+	n->slots[slot_of(&k)] = k;
+	absolute_path(rec, path, sizeof(path));
+	return write_name(w, &rec->hdr, rec->fd, rec->ino, path);
 }

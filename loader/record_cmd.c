@@ -67,12 +67,22 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 
 	(void)size;
 	r->events++;
+	if (rec->type == GS_REC_FD_NAME) {
+		/* BPF's fixed-size buffer: checked to hold a string before it is used */
+		if (rec->size <= sizeof(struct gs_fd_name) ||
+		    !memchr((const char *)rec + sizeof(struct gs_fd_name), '\0',
+			    rec->size - sizeof(struct gs_fd_name)))
+			return 0;
+		err = fd_names_opened(r->fd_names, r->writer, (const void *)rec);
+		goto out;
+	}
 	err = trace_writer_append(r->writer, rec);
 	if (!err && rec->type == GS_REC_SYSCALL) {
 		sc = (const void *)rec;
 		err = fd_names_note(r->fd_names, r->writer, (pid_t)rec->pid, (uint32_t)sc->args[0],
 				    sc->fd_ino, rec->ts);
 	}
+out:
 	if (err) {
 		r->write_err = err;
 		return -1;

@@ -54,15 +54,6 @@ struct gs_trace_info {
 	char command[]; /* the target command line or pid list */
 };
 
-/* GS_REC_FD_NAME: what an fd of a process referred to, resolved while recording. */
-struct gs_fd_name {
-	struct gs_hdr hdr; /* pid; tid 0 */
-	__u64 ino;
-	__u32 fd;
-	__u32 pad;
-	char name[]; /* NUL-terminated, padded to 8 */
-};
-
 struct gs_hist_bucket {
 	__u32 bucket;
 	__u32 count;
@@ -105,7 +96,6 @@ struct gs_trailer {
 GS_REC_ASSERT_SIZE(struct gs_file_header, 160);
 GS_REC_ASSERT_SIZE(struct gs_block_header, 16);
 GS_REC_ASSERT_SIZE(struct gs_trace_info, 48);
-GS_REC_ASSERT_SIZE(struct gs_fd_name, 40);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats, 80);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats, 72);
 GS_REC_ASSERT_SIZE(struct gs_loss, 88);

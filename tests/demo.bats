@@ -1,0 +1,18 @@
+#!/usr/bin/env bats
+# The README's demo must keep working and keep showing what it claims.
+
+load helpers
+
+@test "the demo records the bundled workload and shows tables and a timeline" {
+	require_bpf
+	require_cmd python3
+	run sh "$ROOT/tests/demo.sh" "$BUILD"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"demo_workload: "*" steps, 48 samples read by 2 workers"* ]]
+	[[ "$output" == *"** osrt_sum"* && "$output" == *"** offcpu"* && "$output" == *"** processes"* ]]
+	[[ "$output" == *"events lost: 0"* ]]
+	# the workers are followed: every sample file is read in a traced child process
+	jq -e '[.traceEvents[] | select(.name == "read" and (.args.file // "" | test("sample[0-9]+\\.bin$"))) | .args.file] | unique | length == 48' \
+		"$BUILD/demo/demo.json"
+	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/demo.json"
+}
