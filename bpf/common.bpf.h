@@ -21,6 +21,9 @@ const volatile __u32 self_tgid = 0;
 /* `record -- CMD`: the forked child, traced from its first execve on, so the launcher's own
  * pre-exec syscalls are not attributed to the command */
 const volatile __u32 launch_tgid = 0;
+/* wake the reader only once this much is pending: a wakeup per record costs more than the
+ * record itself, and the loader polls with a short timeout anyway */
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -105,6 +108,13 @@ static __always_inline void *reserve_record(__u64 size, __u32 loss_kind)
 	if (!rec)
 		count_loss(loss_kind);
 	return rec;
+}
+
+static __always_inline void submit_record(void *rec)
+{
+	__u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(rec, pending >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 #endif /* GPUSPY_COMMON_BPF_H */

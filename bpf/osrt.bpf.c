@@ -218,7 +218,7 @@ static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in
 	rec->pad = 0;
 	/* close() already dropped the fd; its inode is gone from the table */
 	rec->fd_ino = first_arg_is_fd(rec->nr) && rec->nr != 3 ? fd_inode(in->args[0]) : 0;
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 }
 
 /* The user path pointer and dirfd of an open-family call, or false. */
@@ -258,7 +258,7 @@ static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct infligh
 	rec->ino = fd_inode((__u64)ret);
 	if (bpf_probe_read_user_str(rec->name, GS_PATH_MAX, path) < 0)
 		rec->name[0] = '\0';
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 }
 
 SEC("tp_btf/sys_enter")

@@ -101,7 +101,7 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
 	rec->dur_ns = dur;
 	rec->reason = s->reason;
 	rec->pad = 0;
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 }
 
 SEC("tp_btf/sched_switch")
@@ -136,7 +136,7 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	rec->child_pid = ctgid;
 	rec->child_tid = child->pid;
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), child->comm);
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 	fill_hdr(&rec->hdr, GS_REC_EXEC, sizeof(*rec), p->tgid, p->pid, bpf_ktime_get_ns());
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
 	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), bprm->filename);
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
 			rec->exit_code = p->exit_code;
 		rec->pad = 0;
 		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
-		bpf_ringbuf_submit(rec, 0);
+		submit_record(rec);
 	}
 	/* a recycled pid must not inherit tracing */
 	if (group_dead && follow && !trace_all)
@@ -196,6 +196,6 @@ int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 		return 0;
 	fill_hdr(&rec->hdr, GS_REC_COMM, sizeof(*rec), task->tgid, task->pid, bpf_ktime_get_ns());
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm);
-	bpf_ringbuf_submit(rec, 0);
+	submit_record(rec);
 	return 0;
 }

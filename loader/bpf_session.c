@@ -44,6 +44,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		(skel)->rodata->follow = (cfg)->follow;                                            \
 		(skel)->rodata->self_tgid = (__u32)getpid();                                       \
 		(skel)->rodata->launch_tgid = (__u32)(cfg)->launch_pid;                            \
+		(skel)->rodata->wakeup_bytes = (cfg)->ringbuf_bytes / 8;                           \
 	} while (0)
 
 static int share_map(struct bpf_map *dst, struct bpf_map *src)
