@@ -4,8 +4,8 @@
  * statistics map (exact counts, totals, min/max, sum of squares and a histogram for the median),
  * and calls longer than `span_threshold_ns` also go to the ring buffer as timeline spans.
  *
- * tp_btf (BTF-typed raw tracepoints) is used instead of the raw_syscalls tracepoints because it needs no
- * tracefs mount and skips the perf-event argument copy.
+ * tp_btf (BTF-typed raw tracepoints) is used instead of the raw_syscalls tracepoints because it
+ * needs no tracefs mount and skips the perf-event argument copy.
  */
 #include "common.bpf.h"
 
@@ -13,12 +13,12 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u64 span_threshold_ns = 1000;
 
-#define __NR_execve_x86_64 59
-#define __NR_open_x86_64   2
-#define __NR_creat_x86_64  85
-#define __NR_openat_x86_64 257
+#define __NR_execve_x86_64  59
+#define __NR_open_x86_64    2
+#define __NR_creat_x86_64   85
+#define __NR_openat_x86_64  257
 #define __NR_openat2_x86_64 437
-#define AT_FDCWD_VALUE	   -100
+#define AT_FDCWD_VALUE	    -100
 
 struct inflight {
 	__u64 start_ns;

@@ -17,19 +17,19 @@
 #include <linux/types.h>
 #endif
 
-#define GS_COMM_LEN     16
+#define GS_COMM_LEN	16
 #define GS_FILENAME_LEN 96
-#define GS_FORK_THREAD  1 /* gs_fork.hdr.flags: a new thread, not a new process */
-#define GS_EXIT_GROUP   1 /* gs_exit.hdr.flags: the last thread of the process exited */
+#define GS_FORK_THREAD	1 /* gs_fork.hdr.flags: a new thread, not a new process */
+#define GS_EXIT_GROUP	1 /* gs_exit.hdr.flags: the last thread of the process exited */
 #define GS_SYSCALL_ARGS 3
-#define GS_PATH_MAX     256 /* open() paths as BPF copies them */
+#define GS_PATH_MAX	256 /* open() paths as BPF copies them */
 
 /* Histogram of durations: GS_HIST_SUB buckets per power of two, from 2^GS_HIST_MIN_SHIFT ns. */
 #define GS_HIST_SUB_SHIFT 2
-#define GS_HIST_SUB       (1 << GS_HIST_SUB_SHIFT)
+#define GS_HIST_SUB	  (1 << GS_HIST_SUB_SHIFT)
 #define GS_HIST_MIN_SHIFT 6
-#define GS_HIST_OCTAVES   34
-#define GS_HIST_BUCKETS   (GS_HIST_OCTAVES * GS_HIST_SUB)
+#define GS_HIST_OCTAVES	  34
+#define GS_HIST_BUCKETS	  (GS_HIST_OCTAVES * GS_HIST_SUB)
 
 enum gs_record_type {
 	/* emitted by BPF programs */

@@ -11,7 +11,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u64 offcpu_threshold_ns = 1000;
 
-#define TASK_RUNNING_STATE	0x0000
+#define TASK_RUNNING_STATE	 0x0000
 #define TASK_UNINTERRUPTIBLE_BIT 0x0002
 
 struct offcpu_start {

@@ -74,8 +74,9 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
 	err = osrt_bpf__load(s->osrt);
 	if (err)
-		gs_error("cannot load the syscall BPF program: %s (run with -v for the verifier log)",
-			 strerror(-err));
+		gs_error(
+		    "cannot load the syscall BPF program: %s (run with -v for the verifier log)",
+		    strerror(-err));
 	return err;
 }
 
@@ -101,8 +102,9 @@ static int open_sched(struct bpf_session *s, const struct bpf_session_config *cf
 		return err;
 	err = sched_bpf__load(s->sched);
 	if (err)
-		gs_error("cannot load the scheduler BPF program: %s (run with -v for the verifier log)",
-			 strerror(-err));
+		gs_error(
+		    "cannot load the scheduler BPF program: %s (run with -v for the verifier log)",
+		    strerror(-err));
 	return err;
 }
 

@@ -66,8 +66,13 @@ int gs_parse_duration_ns(const char *s, uint64_t *out)
 		const char *suffix;
 		uint64_t ns;
 	} units[] = {
-		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ULL},
-		{"m", 60000000000ULL}, {"h", 3600000000000ULL}, {"", 1000000000ULL},
+	    {"ns", 1},
+	    {"us", 1000},
+	    {"ms", 1000000},
+	    {"s", 1000000000ULL},
+	    {"m", 60000000000ULL},
+	    {"h", 3600000000000ULL},
+	    {"", 1000000000ULL},
 	};
 	unsigned long long v;
 	char *end;

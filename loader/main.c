@@ -9,22 +9,22 @@
 #include "privileges.h"
 
 static const char usage[] =
-	"usage: gpuspy [--version [-v]] [--help] <command> [<args>]\n"
-	"\n"
-	"An eBPF tracer for GPU and PyTorch workloads: OS-runtime activity of any process, launched\n"
-	"or already running, as nsys-style tables and a Perfetto-loadable timeline.\n"
-	"\n"
-	"commands:\n"
-	"  record   trace a command (-- CMD), running processes (-p PID) or the host (-a)\n"
-	"  report   print tables from a trace file (osrt_sum, osrt_thread, offcpu, processes)\n"
-	"  export   convert a trace file to a timeline (Chrome trace JSON for Perfetto UI)\n"
-	"\n"
-	"'gpuspy <command> --help' describes each command.\n"
-	"\n"
-	"examples:\n"
-	"  sudo gpuspy record -o run.gpuspy -- python3 train.py\n"
-	"  gpuspy report run.gpuspy\n"
-	"  gpuspy export run.gpuspy --format chrome -o run.json\n";
+    "usage: gpuspy [--version [-v]] [--help] <command> [<args>]\n"
+    "\n"
+    "An eBPF tracer for GPU and PyTorch workloads: OS-runtime activity of any process, launched\n"
+    "or already running, as nsys-style tables and a Perfetto-loadable timeline.\n"
+    "\n"
+    "commands:\n"
+    "  record   trace a command (-- CMD), running processes (-p PID) or the host (-a)\n"
+    "  report   print tables from a trace file (osrt_sum, osrt_thread, offcpu, processes)\n"
+    "  export   convert a trace file to a timeline (Chrome trace JSON for Perfetto UI)\n"
+    "\n"
+    "'gpuspy <command> --help' describes each command.\n"
+    "\n"
+    "examples:\n"
+    "  sudo gpuspy record -o run.gpuspy -- python3 train.py\n"
+    "  gpuspy report run.gpuspy\n"
+    "  gpuspy export run.gpuspy --format chrome -o run.json\n";
 
 static int print_version(bool verbose)
 {
@@ -35,11 +35,12 @@ static int print_version(bool verbose)
 	printf("kernel BTF: %s (%s)\n", privileges_btf_path(),
 	       access(privileges_btf_path(), R_OK) ? "missing" : "found");
 	printf("privileges: %s\n", geteuid() == 0 ? "root" : "not root");
-	printf("ring buffer: %s\n",
-	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1 ? "supported" : "missing");
-	printf("task storage: %s\n",
-	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 ? "supported"
-										   : "missing");
+	printf("ring buffer: %s\n", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1
+					? "supported"
+					: "missing");
+	printf("task storage: %s\n", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1
+					 ? "supported"
+					 : "missing");
 	return GS_EXIT_OK;
 }
 

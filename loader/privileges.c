@@ -6,8 +6,8 @@
 #include "cli.h"
 #include "privileges.h"
 
-#define CAP_PERFMON_BIT 38
-#define CAP_BPF_BIT	39
+#define CAP_PERFMON_BIT	  38
+#define CAP_BPF_BIT	  39
 #define CAP_SYS_ADMIN_BIT 21
 
 static unsigned long long effective_caps(void)
@@ -30,7 +30,8 @@ int privileges_check(void)
 	unsigned long long caps = effective_caps();
 	unsigned long long bpf_perfmon = (1ULL << CAP_BPF_BIT) | (1ULL << CAP_PERFMON_BIT);
 
-	if (geteuid() == 0 || (caps & bpf_perfmon) == bpf_perfmon || caps & (1ULL << CAP_SYS_ADMIN_BIT))
+	if (geteuid() == 0 || (caps & bpf_perfmon) == bpf_perfmon ||
+	    caps & (1ULL << CAP_SYS_ADMIN_BIT))
 		return 0;
 	gs_error("recording needs root or CAP_BPF and CAP_PERFMON (try sudo)");
 	return GS_EXIT_PERMISSION;
@@ -49,7 +50,8 @@ int privileges_check_btf(void)
 
 	if (access(path, R_OK) == 0)
 		return 0;
-	gs_error("kernel BTF not found at %s: gpuspy needs a kernel built with CONFIG_DEBUG_INFO_BTF",
-		 path);
+	gs_error(
+	    "kernel BTF not found at %s: gpuspy needs a kernel built with CONFIG_DEBUG_INFO_BTF",
+	    path);
 	return GS_EXIT_UNSUPPORTED;
 }

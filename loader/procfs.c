@@ -86,7 +86,8 @@ static pid_t read_ppid(pid_t pid)
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
 		ppid = 0;
 	fclose(f);
 	return ppid;

@@ -120,11 +120,11 @@ static int write_trace_info(struct recorder *r, uint64_t now)
 static int open_trace(struct recorder *r, uint64_t now)
 {
 	struct gs_file_header h = {
-		.version_major = GS_TRACE_VERSION_MAJOR,
-		.version_minor = GS_TRACE_VERSION_MINOR,
-		.header_size = sizeof(h),
-		.created_realtime_ns = gs_realtime_ns(),
-		.created_monotonic_ns = now,
+	    .version_major = GS_TRACE_VERSION_MAJOR,
+	    .version_minor = GS_TRACE_VERSION_MINOR,
+	    .header_size = sizeof(h),
+	    .created_realtime_ns = gs_realtime_ns(),
+	    .created_monotonic_ns = now,
 	};
 	struct utsname u;
 	int err;
@@ -146,8 +146,11 @@ static int write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
 {
 	struct recorder *r = ctx;
 	struct gs_comm rec = {
-		.hdr = {.type = GS_REC_COMM, .size = sizeof(rec), .pid = (uint32_t)pid,
-			.tid = (uint32_t)tid, .ts = gs_monotonic_ns()},
+	    .hdr = {.type = GS_REC_COMM,
+		    .size = sizeof(rec),
+		    .pid = (uint32_t)pid,
+		    .tid = (uint32_t)tid,
+		    .ts = gs_monotonic_ns()},
 	};
 
 	snprintf(rec.comm, sizeof(rec.comm), "%.*s", GS_COMM_LEN - 1, comm);
@@ -288,7 +291,8 @@ static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total)
 		rec.count[k] = counts[k];
 		*total += counts[k];
 		if (counts[k])
-			gs_warn("lost %llu %s", (unsigned long long)counts[k], gs_loss_kind_name(k));
+			gs_warn("lost %llu %s", (unsigned long long)counts[k],
+				gs_loss_kind_name(k));
 	}
 	return trace_writer_append(r->writer, &rec.hdr);
 }
@@ -345,14 +349,14 @@ static int start_session(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
 	struct bpf_session_config cfg = {
-		.trace_all = o->trace_all,
-		.follow = o->follow,
-		.osrt_threshold_ns = o->osrt_threshold_ns,
-		.offcpu_threshold_ns = o->offcpu_threshold_ns,
-		.ringbuf_bytes = o->ringbuf_bytes,
-		.max_stat_keys = o->max_stat_keys,
-		.btf_path = getenv("GPUSPY_BTF_PATH"),
-		.launch_pid = r->cmd.pid,
+	    .trace_all = o->trace_all,
+	    .follow = o->follow,
+	    .osrt_threshold_ns = o->osrt_threshold_ns,
+	    .offcpu_threshold_ns = o->offcpu_threshold_ns,
+	    .ringbuf_bytes = o->ringbuf_bytes,
+	    .max_stat_keys = o->max_stat_keys,
+	    .btf_path = getenv("GPUSPY_BTF_PATH"),
+	    .launch_pid = r->cmd.pid,
 	};
 	int err = bpf_session_open(&cfg, on_record, r, &r->session);
 
@@ -389,12 +393,13 @@ static void announce(const struct recorder *r)
 	const struct record_opts *o = &r->opts;
 
 	if (o->command)
-		fprintf(stderr, "gpuspy: recording '%s' (pid %d) to %s\n", o->command[0], r->cmd.pid,
-			o->output);
+		fprintf(stderr, "gpuspy: recording '%s' (pid %d) to %s\n", o->command[0],
+			r->cmd.pid, o->output);
 	else if (o->trace_all)
 		fprintf(stderr, "gpuspy: recording all processes to %s\n", o->output);
 	else
-		fprintf(stderr, "gpuspy: recording %zu process%s (pid %d%s) to %s, Ctrl-C to stop\n",
+		fprintf(stderr,
+			"gpuspy: recording %zu process%s (pid %d%s) to %s, Ctrl-C to stop\n",
 			o->npids, o->npids > 1 ? "es" : "", o->pids[0], o->npids > 1 ? ",..." : "",
 			o->output);
 }

@@ -8,44 +8,44 @@
 #include "record_opts.h"
 
 static const char usage[] =
-	"usage: gpuspy record [options] -- COMMAND [ARGS...]\n"
-	"       gpuspy record [options] -p PID[,PID...]\n"
-	"       gpuspy record [options] -a\n"
-	"\n"
-	"Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) of a\n"
-	"launched command, of running processes (no restart needed) or of the whole host.\n"
-	"\n"
-	"targets:\n"
-	"  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
-	"  -p, --pid PID[,PID...]    attach to running processes (and their existing children)\n"
-	"  -a, --all                 trace every process on the host (except gpuspy)\n"
-	"      --no-follow           do not trace new children and new threads of the targets\n"
-	"\n"
-	"output and duration:\n"
-	"  -o, --output FILE         trace file (default gpuspy-YYYYMMDD-HHMMSS.gpuspy)\n"
-	"  -f, --force               overwrite FILE if it exists\n"
-	"  -d, --duration DUR        stop after DUR (e.g. 10s, 500ms, 2m); a launched command\n"
-	"                            still running then gets SIGTERM\n"
-	"\n"
-	"capture:\n"
-	"      --osrt-threshold DUR  syscalls at least this long become timeline spans\n"
-	"                            (default 1000ns, as nsys); every call is counted anyway\n"
-	"      --offcpu-threshold DUR  off-CPU intervals at least this long become spans\n"
-	"                            (default 1000ns); totals are exact anyway\n"
-	"      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
-	"      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
-	"\n"
-	"  -q, --quiet               no status line and no summary\n"
-	"  -v, --verbose             libbpf and debug messages\n"
-	"  -h, --help                this help\n"
-	"\n"
-	"Stop with Ctrl-C or SIGTERM: the trace is completed and closed either way.\n"
-	"\n"
-	"examples:\n"
-	"  sudo gpuspy record -o train.gpuspy -- python3 train.py\n"
-	"  sudo gpuspy record -p 4242 -d 30s -o stall.gpuspy\n"
-	"  sudo gpuspy record -a -d 10s --osrt-threshold 1ms\n"
-	"  gpuspy report stall.gpuspy --report osrt_sum,offcpu\n";
+    "usage: gpuspy record [options] -- COMMAND [ARGS...]\n"
+    "       gpuspy record [options] -p PID[,PID...]\n"
+    "       gpuspy record [options] -a\n"
+    "\n"
+    "Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) of a\n"
+    "launched command, of running processes (no restart needed) or of the whole host.\n"
+    "\n"
+    "targets:\n"
+    "  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
+    "  -p, --pid PID[,PID...]    attach to running processes (and their existing children)\n"
+    "  -a, --all                 trace every process on the host (except gpuspy)\n"
+    "      --no-follow           do not trace new children and new threads of the targets\n"
+    "\n"
+    "output and duration:\n"
+    "  -o, --output FILE         trace file (default gpuspy-YYYYMMDD-HHMMSS.gpuspy)\n"
+    "  -f, --force               overwrite FILE if it exists\n"
+    "  -d, --duration DUR        stop after DUR (e.g. 10s, 500ms, 2m); a launched command\n"
+    "                            still running then gets SIGTERM\n"
+    "\n"
+    "capture:\n"
+    "      --osrt-threshold DUR  syscalls at least this long become timeline spans\n"
+    "                            (default 1000ns, as nsys); every call is counted anyway\n"
+    "      --offcpu-threshold DUR  off-CPU intervals at least this long become spans\n"
+    "                            (default 1000ns); totals are exact anyway\n"
+    "      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
+    "      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
+    "\n"
+    "  -q, --quiet               no status line and no summary\n"
+    "  -v, --verbose             libbpf and debug messages\n"
+    "  -h, --help                this help\n"
+    "\n"
+    "Stop with Ctrl-C or SIGTERM: the trace is completed and closed either way.\n"
+    "\n"
+    "examples:\n"
+    "  sudo gpuspy record -o train.gpuspy -- python3 train.py\n"
+    "  sudo gpuspy record -p 4242 -d 30s -o stall.gpuspy\n"
+    "  sudo gpuspy record -a -d 10s --osrt-threshold 1ms\n"
+    "  gpuspy report stall.gpuspy --report osrt_sum,offcpu\n";
 
 enum {
 	OPT_NO_FOLLOW = 256,
@@ -56,20 +56,20 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"duration", required_argument, NULL, 'd'},
-	{"pid", required_argument, NULL, 'p'},
-	{"all", no_argument, NULL, 'a'},
-	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
-	{"osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD},
-	{"offcpu-threshold", required_argument, NULL, OPT_OFFCPU_THRESHOLD},
-	{"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
-	{"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{0},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, 'f'},
+    {"duration", required_argument, NULL, 'd'},
+    {"pid", required_argument, NULL, 'p'},
+    {"all", no_argument, NULL, 'a'},
+    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+    {"osrt-threshold", required_argument, NULL, OPT_OSRT_THRESHOLD},
+    {"offcpu-threshold", required_argument, NULL, OPT_OFFCPU_THRESHOLD},
+    {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+    {"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {0},
 };
 
 static int bad_value(const char *opt, const char *value, const char *expected)
@@ -132,11 +132,13 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_OSRT_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))
-			return bad_value("--osrt-threshold", arg, "a duration such as 1000ns or 1ms");
+			return bad_value("--osrt-threshold", arg,
+					 "a duration such as 1000ns or 1ms");
 		return -1;
 	case OPT_OFFCPU_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->offcpu_threshold_ns))
-			return bad_value("--offcpu-threshold", arg, "a duration such as 1000ns or 1ms");
+			return bad_value("--offcpu-threshold", arg,
+					 "a duration such as 1000ns or 1ms");
 		return -1;
 	case OPT_BUFFER_SIZE:
 		return parse_buffer_size(arg, o);
@@ -165,7 +167,8 @@ static int check_targets(const struct record_opts *o)
 	int kinds = (o->npids > 0) + (o->command != NULL) + o->trace_all;
 
 	if (kinds == 0) {
-		gs_error("record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')");
+		gs_error(
+		    "record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')");
 		return GS_EXIT_USAGE;
 	}
 	if (kinds > 1) {

@@ -69,7 +69,7 @@ int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 
 	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
 		struct gs_offcpu_stats r = {
-			.hdr = {.type = GS_REC_OFFCPU_STATS, .size = sizeof(r), .ts = ts},
+		    .hdr = {.type = GS_REC_OFFCPU_STATS, .size = sizeof(r), .ts = ts},
 		};
 
 		key = next;

@@ -34,7 +34,7 @@ static uint64_t rel(const struct chrome_ctx *c, uint64_t ts)
 
 static bool syscall_returns_bytes(const char *name)
 {
-	static const char *const io[] = {"read",  "write",    "pread64", "pwrite64", "readv",
+	static const char *const io[] = {"read",   "write",    "pread64", "pwrite64", "readv",
 					 "writev", "recvfrom", "sendto",  "recvmsg",  "sendmsg",
 					 "preadv", "pwritev",  NULL};
 
@@ -76,8 +76,9 @@ static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 	const char *name = gs_syscall_name(s->nr, buf, sizeof(buf));
 
 	begin_event(c);
-	fprintf(c->out, "{\"ph\": \"X\", \"cat\": \"os_runtime\", \"name\": \"%s\", \"pid\": %u, "
-			"\"tid\": %u, ",
+	fprintf(c->out,
+		"{\"ph\": \"X\", \"cat\": \"os_runtime\", \"name\": \"%s\", \"pid\": %u, "
+		"\"tid\": %u, ",
 		name, s->hdr.pid, s->hdr.tid);
 	print_us(c->out, "ts", rel(c, s->hdr.ts));
 	fputs(", ", c->out);
@@ -105,8 +106,9 @@ static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const cha
 			 const char *detail)
 {
 	begin_event(c);
-	fprintf(c->out, "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"process\", \"name\": \"%s\", "
-			"\"pid\": %u, \"tid\": %u, ",
+	fprintf(c->out,
+		"{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"process\", \"name\": \"%s\", "
+		"\"pid\": %u, \"tid\": %u, ",
 		name, h->pid, h->tid);
 	print_us(c->out, "ts", rel(c, h->ts));
 	fputs(", \"args\": {\"detail\": ", c->out);
@@ -128,8 +130,9 @@ static void emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	case GS_REC_FORK: {
 		const struct gs_fork *f = (const void *)h;
 
-		snprintf(detail, sizeof(detail), "%s %u/%u", f->hdr.flags & GS_FORK_THREAD ? "thread" : "process",
-			 f->child_pid, f->child_tid);
+		snprintf(detail, sizeof(detail), "%s %u/%u",
+			 f->hdr.flags & GS_FORK_THREAD ? "thread" : "process", f->child_pid,
+			 f->child_tid);
 		emit_instant(c, h, f->hdr.flags & GS_FORK_THREAD ? "clone" : "fork", detail);
 		break;
 	}
@@ -138,7 +141,8 @@ static void emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 		break;
 	case GS_REC_EXIT:
 		if (h->flags & GS_EXIT_GROUP) {
-			snprintf(detail, sizeof(detail), "status %d", ((const struct gs_exit *)h)->exit_code);
+			snprintf(detail, sizeof(detail), "status %d",
+				 ((const struct gs_exit *)h)->exit_code);
 			emit_instant(c, h, "exit", detail);
 		}
 		break;
@@ -151,8 +155,9 @@ static void emit_metadata(struct chrome_ctx *c, const char *what, uint32_t pid, 
 			  const char *name)
 {
 	begin_event(c);
-	fprintf(c->out, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
-			"\"args\": {\"name\": ",
+	fprintf(c->out,
+		"{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
+		"\"args\": {\"name\": ",
 		what, pid, tid);
 	json_print_string(c->out, name);
 	fputs("}}", c->out);
@@ -163,13 +168,13 @@ static void emit_names(struct chrome_ctx *c, const struct trace_model *m)
 	char label[64];
 
 	for (size_t i = 0; i < m->nprocs; i++) {
-		snprintf(label, sizeof(label), "%s (%u)", m->procs[i].comm[0] ? m->procs[i].comm : "?",
-			 m->procs[i].pid);
+		snprintf(label, sizeof(label), "%s (%u)",
+			 m->procs[i].comm[0] ? m->procs[i].comm : "?", m->procs[i].pid);
 		emit_metadata(c, "process_name", m->procs[i].pid, 0, label);
 	}
 	for (size_t i = 0; i < m->nthreads; i++) {
-		snprintf(label, sizeof(label), "%s (%u)", m->threads[i].comm[0] ? m->threads[i].comm : "?",
-			 m->threads[i].tid);
+		snprintf(label, sizeof(label), "%s (%u)",
+			 m->threads[i].comm[0] ? m->threads[i].comm : "?", m->threads[i].tid);
 		emit_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
 	}
 }

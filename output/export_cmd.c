@@ -11,18 +11,18 @@
 #include "export_chrome.h"
 
 static const char usage[] =
-	"usage: gpuspy export FILE [--format chrome] [-o OUT]\n"
-	"\n"
-	"Convert a trace file into a timeline.\n"
-	"\n"
-	"  -f, --format FMT   chrome: Chrome Trace Event JSON, loadable in Perfetto UI\n"
-	"                     (ui.perfetto.dev) and chrome://tracing (default)\n"
-	"  -o, --output OUT   output file (default FILE with .json appended; - for stdout)\n"
-	"  -h, --help         this help\n"
-	"\n"
-	"examples:\n"
-	"  gpuspy export run.gpuspy -o run.json\n"
-	"  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
+    "usage: gpuspy export FILE [--format chrome] [-o OUT]\n"
+    "\n"
+    "Convert a trace file into a timeline.\n"
+    "\n"
+    "  -f, --format FMT   chrome: Chrome Trace Event JSON, loadable in Perfetto UI\n"
+    "                     (ui.perfetto.dev) and chrome://tracing (default)\n"
+    "  -o, --output OUT   output file (default FILE with .json appended; - for stdout)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "examples:\n"
+    "  gpuspy export run.gpuspy -o run.json\n"
+    "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
 static int export_to_stdout(const char *path)
 {
@@ -74,10 +74,10 @@ static int export_to_file(const char *path, const char *out_path)
 int export_main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *out_path = NULL;
 	char default_out[4096];
@@ -88,7 +88,8 @@ int export_main(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "chrome")) {
-				gs_error("invalid value '%s' for --format: expected chrome", optarg);
+				gs_error("invalid value '%s' for --format: expected chrome",
+					 optarg);
 				return GS_EXIT_USAGE;
 			}
 			break;
@@ -104,7 +105,8 @@ int export_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		gs_error(optind < argc ? "export takes one trace file" : "export needs a trace file");
+		gs_error(optind < argc ? "export takes one trace file"
+				       : "export needs a trace file");
 		return GS_EXIT_USAGE;
 	}
 	if (!out_path) {

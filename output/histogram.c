@@ -19,7 +19,8 @@ void duration_stats_add_record(struct duration_stats *d, const struct gs_syscall
 		d->min_ns = rec->min_ns;
 	if (rec->max_ns > d->max_ns)
 		d->max_ns = rec->max_ns;
-	d->sumsq += (long double)rec->sumsq_hi * 18446744073709551616.0L + (long double)rec->sumsq_lo;
+	d->sumsq +=
+	    (long double)rec->sumsq_hi * 18446744073709551616.0L + (long double)rec->sumsq_lo;
 	for (__u32 i = 0; i < rec->nbuckets; i++)
 		d->hist[rec->buckets[i].bucket] += rec->buckets[i].count;
 }

@@ -72,11 +72,11 @@ bool gs_record_valid(const struct gs_hdr *rec)
 const char *gs_loss_kind_name(unsigned kind)
 {
 	static const char *const names[GS_LOSS_NKINDS] = {
-		[GS_LOSS_RINGBUF_SYSCALL] = "syscall spans (ring buffer full)",
-		[GS_LOSS_RINGBUF_OFFCPU] = "off-cpu spans (ring buffer full)",
-		[GS_LOSS_RINGBUF_PROC] = "process events (ring buffer full)",
-		[GS_LOSS_STATS_MAP_FULL] = "statistics (map full: raise --max-stat-keys)",
-		[GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
+	    [GS_LOSS_RINGBUF_SYSCALL] = "syscall spans (ring buffer full)",
+	    [GS_LOSS_RINGBUF_OFFCPU] = "off-cpu spans (ring buffer full)",
+	    [GS_LOSS_RINGBUF_PROC] = "process events (ring buffer full)",
+	    [GS_LOSS_STATS_MAP_FULL] = "statistics (map full: raise --max-stat-keys)",
+	    [GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
 	};
 
 	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";
@@ -85,9 +85,9 @@ const char *gs_loss_kind_name(unsigned kind)
 const char *gs_offcpu_reason_name(unsigned reason)
 {
 	static const char *const names[GS_OFFCPU_NREASONS] = {
-		[GS_OFFCPU_PREEMPTED] = "preempted",
-		[GS_OFFCPU_SLEEPING] = "sleeping",
-		[GS_OFFCPU_BLOCKED] = "uninterruptible",
+	    [GS_OFFCPU_PREEMPTED] = "preempted",
+	    [GS_OFFCPU_SLEEPING] = "sleeping",
+	    [GS_OFFCPU_BLOCKED] = "uninterruptible",
 	};
 
 	return reason < GS_OFFCPU_NREASONS ? names[reason] : "unknown";

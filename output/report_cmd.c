@@ -11,24 +11,24 @@
 #define MAX_REPORTS 16
 
 static const char usage[] =
-	"usage: gpuspy report FILE [--report NAME[,NAME...]] [--format text|csv|json]\n"
-	"                          [--sort KEY] [--limit N]\n"
-	"\n"
-	"Print tables from a trace file written by 'gpuspy record'.\n"
-	"\n"
-	"  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes)\n"
-	"  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
-	"                       several reports, an object of arrays keyed by report name)\n"
-	"  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
-	"                       name (numbers descending, text ascending)\n"
-	"  -n, --limit N        print at most N rows per report\n"
-	"  -l, --list           list the reports and their columns\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"examples:\n"
-	"  gpuspy report run.gpuspy\n"
-	"  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
-	"  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n";
+    "usage: gpuspy report FILE [--report NAME[,NAME...]] [--format text|csv|json]\n"
+    "                          [--sort KEY] [--limit N]\n"
+    "\n"
+    "Print tables from a trace file written by 'gpuspy record'.\n"
+    "\n"
+    "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes)\n"
+    "  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
+    "                       several reports, an object of arrays keyed by report name)\n"
+    "  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
+    "                       name (numbers descending, text ascending)\n"
+    "  -n, --limit N        print at most N rows per report\n"
+    "  -l, --list           list the reports and their columns\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "examples:\n"
+    "  gpuspy report run.gpuspy\n"
+    "  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
+    "  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n";
 
 struct report_opts {
 	const char *path;
@@ -98,10 +98,13 @@ static void list_reports(void)
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option long_opts[] = {
-		{"report", required_argument, NULL, 'r'}, {"format", required_argument, NULL, 'f'},
-		{"sort", required_argument, NULL, 's'},	  {"limit", required_argument, NULL, 'n'},
-		{"list", no_argument, NULL, 'l'},	  {"help", no_argument, NULL, 'h'},
-		{0},
+	    {"report", required_argument, NULL, 'r'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c, ret = 0;
 
@@ -119,7 +122,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'n':
 			if (gs_parse_u64(optarg, 1, UINT32_MAX, &o->limit)) {
-				gs_error("invalid value '%s' for --limit: expected a positive number", optarg);
+				gs_error(
+				    "invalid value '%s' for --limit: expected a positive number",
+				    optarg);
 				ret = GS_EXIT_USAGE;
 			}
 			break;
@@ -137,7 +142,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (ret)
 		return ret;
 	if (optind != argc - 1) {
-		gs_error(optind < argc ? "report takes one trace file" : "report needs a trace file");
+		gs_error(optind < argc ? "report takes one trace file"
+				       : "report needs a trace file");
 		return GS_EXIT_USAGE;
 	}
 	o->path = argv[optind];
@@ -157,7 +163,8 @@ static void print_header(const struct trace_model *m, FILE *out)
 	fprintf(out, "events lost: %llu\n", (unsigned long long)lost);
 	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
 		if (m->losses[k])
-			fprintf(out, "  %llu %s\n", (unsigned long long)m->losses[k], gs_loss_kind_name(k));
+			fprintf(out, "  %llu %s\n", (unsigned long long)m->losses[k],
+				gs_loss_kind_name(k));
 }
 
 static int print_report(const struct trace_model *m, const struct report_def *def,
@@ -201,8 +208,9 @@ static int print_reports(const struct trace_model *m, const struct report_opts *
 	int ret = 0;
 
 	if (o->sort && !sort_key_known(o)) {
-		gs_error("no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
-			 o->sort);
+		gs_error(
+		    "no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
+		    o->sort);
 		return GS_EXIT_USAGE;
 	}
 	if (o->format == TABLE_TEXT)

@@ -3,16 +3,16 @@
 #include "report.h"
 
 static const struct table_col cols[] = {
-	{"PID", "pid", COL_ID},
-	{"TID", "tid", COL_ID},
-	{"Thread", "thread", COL_STR},
-	{"Off-CPU (ns)", "total_ns", COL_INT},
-	{"Sleeping (ns)", "sleeping_ns", COL_INT},
-	{"Sleeps", "sleeping_count", COL_INT},
-	{"Uninterruptible (ns)", "uninterruptible_ns", COL_INT},
-	{"Blocks", "uninterruptible_count", COL_INT},
-	{"Preempted (ns)", "preempted_ns", COL_INT},
-	{"Preemptions", "preempted_count", COL_INT},
+    {"PID", "pid", COL_ID},
+    {"TID", "tid", COL_ID},
+    {"Thread", "thread", COL_STR},
+    {"Off-CPU (ns)", "total_ns", COL_INT},
+    {"Sleeping (ns)", "sleeping_ns", COL_INT},
+    {"Sleeps", "sleeping_count", COL_INT},
+    {"Uninterruptible (ns)", "uninterruptible_ns", COL_INT},
+    {"Blocks", "uninterruptible_count", COL_INT},
+    {"Preempted (ns)", "preempted_ns", COL_INT},
+    {"Preemptions", "preempted_count", COL_INT},
 };
 
 static int build(const struct trace_model *m, struct table *t)
@@ -38,10 +38,10 @@ static int build(const struct trace_model *m, struct table *t)
 }
 
 const struct report_def report_offcpu = {
-	.name = "offcpu",
-	.summary = "time off CPU per thread: sleeping, uninterruptible (I/O), preempted",
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
-	.default_sort = "total_ns",
-	.build = build,
+    .name = "offcpu",
+    .summary = "time off CPU per thread: sleeping, uninterruptible (I/O), preempted",
+    .cols = cols,
+    .ncols = sizeof(cols) / sizeof(cols[0]),
+    .default_sort = "total_ns",
+    .build = build,
 };

@@ -10,23 +10,27 @@
 #include "syscall_names.h"
 
 #define STAT_COLS                                                                                  \
-	{"Time (%)", "time_pct", COL_PCT}, {"Total Time (ns)", "total_ns", COL_INT},                 \
-		{"Num Calls", "calls", COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                 \
-		{"Med (ns)", "med_ns", COL_FLOAT1}, {"Min (ns)", "min_ns", COL_INT},                 \
-		{"Max (ns)", "max_ns", COL_INT}, {"StdDev (ns)", "stddev_ns", COL_FLOAT1}
+	{"Time (%)", "time_pct", COL_PCT}, {"Total Time (ns)", "total_ns", COL_INT},               \
+	    {"Num Calls", "calls", COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                   \
+	    {"Med (ns)", "med_ns", COL_FLOAT1}, {"Min (ns)", "min_ns", COL_INT},                   \
+	    {"Max (ns)", "max_ns", COL_INT},                                                       \
+	{                                                                                          \
+		"StdDev (ns)", "stddev_ns", COL_FLOAT1                                             \
+	}
 
 static const struct table_col sum_cols[] = {
-	STAT_COLS,
-	{"Name", "name", COL_STR},
+    STAT_COLS,
+    {"Name", "name", COL_STR},
 };
 
 static const struct table_col thread_cols[] = {
-	{"PID", "pid", COL_ID}, {"TID", "tid", COL_ID}, {"Thread", "thread", COL_STR}, STAT_COLS,
-	{"Name", "name", COL_STR},
+    {"PID", "pid", COL_ID},    {"TID", "tid", COL_ID}, {"Thread", "thread", COL_STR}, STAT_COLS,
+    {"Name", "name", COL_STR},
 };
 
 /* Fills the eight statistic cells starting at `cells`. */
-static void fill_stats(struct table_cell *cells, const struct duration_stats *s, uint64_t grand_total)
+static void fill_stats(struct table_cell *cells, const struct duration_stats *s,
+		       uint64_t grand_total)
 {
 	cells[0].d = grand_total ? 100.0 * (double)s->total_ns / (double)grand_total : 0.0;
 	cells[1].u = s->total_ns;
@@ -102,19 +106,19 @@ static int build_thread(const struct trace_model *m, struct table *t)
 }
 
 const struct report_def report_osrt_sum = {
-	.name = "osrt_sum",
-	.summary = "OS-runtime (syscall) summary over all traced threads, as nsys stats",
-	.cols = sum_cols,
-	.ncols = sizeof(sum_cols) / sizeof(sum_cols[0]),
-	.default_sort = "total_ns",
-	.build = build_sum,
+    .name = "osrt_sum",
+    .summary = "OS-runtime (syscall) summary over all traced threads, as nsys stats",
+    .cols = sum_cols,
+    .ncols = sizeof(sum_cols) / sizeof(sum_cols[0]),
+    .default_sort = "total_ns",
+    .build = build_sum,
 };
 
 const struct report_def report_osrt_thread = {
-	.name = "osrt_thread",
-	.summary = "OS-runtime summary per process and thread",
-	.cols = thread_cols,
-	.ncols = sizeof(thread_cols) / sizeof(thread_cols[0]),
-	.default_sort = "total_ns",
-	.build = build_thread,
+    .name = "osrt_thread",
+    .summary = "OS-runtime summary per process and thread",
+    .cols = thread_cols,
+    .ncols = sizeof(thread_cols) / sizeof(thread_cols[0]),
+    .default_sort = "total_ns",
+    .build = build_thread,
 };

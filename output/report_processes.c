@@ -5,15 +5,15 @@
 #include "report.h"
 
 static const struct table_col cols[] = {
-	{"PID", "pid", COL_ID},
-	{"PPID", "ppid", COL_ID},
-	{"Threads", "threads", COL_INT},
-	{"Syscalls", "syscalls", COL_INT},
-	{"Start (ns)", "start_ns", COL_INT},
-	{"End (ns)", "end_ns", COL_INT},
-	{"Exit", "exit", COL_STR},
-	{"Name", "name", COL_STR},
-	{"Executable", "exe", COL_STR},
+    {"PID", "pid", COL_ID},
+    {"PPID", "ppid", COL_ID},
+    {"Threads", "threads", COL_INT},
+    {"Syscalls", "syscalls", COL_INT},
+    {"Start (ns)", "start_ns", COL_INT},
+    {"End (ns)", "end_ns", COL_INT},
+    {"Exit", "exit", COL_STR},
+    {"Name", "name", COL_STR},
+    {"Executable", "exe", COL_STR},
 };
 
 static uint64_t relative(const struct trace_model *m, uint64_t ts)
@@ -68,10 +68,10 @@ static int build(const struct trace_model *m, struct table *t)
 }
 
 const struct report_def report_processes = {
-	.name = "processes",
-	.summary = "traced processes: parent, threads, syscalls, lifetime, exit status",
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
-	.default_sort = "syscalls",
-	.build = build,
+    .name = "processes",
+    .summary = "traced processes: parent, threads, syscalls, lifetime, exit status",
+    .cols = cols,
+    .ncols = sizeof(cols) / sizeof(cols[0]),
+    .default_sort = "syscalls",
+    .build = build,
 };

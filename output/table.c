@@ -73,9 +73,10 @@ void table_sort(struct table *t, int col)
 		memcpy(tmp, &t->cells[i * w], bytes);
 		while (j > 0) {
 			const struct table_cell *prev = &t->cells[(j - 1) * w + (size_t)col];
-			bool before = c->kind == COL_STR
-					      ? strcmp(tmp[col].s ? tmp[col].s : "", prev->s ? prev->s : "") < 0
-					      : cell_number(c, &tmp[col]) > cell_number(c, prev);
+			bool before =
+			    c->kind == COL_STR
+				? strcmp(tmp[col].s ? tmp[col].s : "", prev->s ? prev->s : "") < 0
+				: cell_number(c, &tmp[col]) > cell_number(c, prev);
 
 			if (!before)
 				break;
@@ -112,8 +113,8 @@ static void format_grouped(char *buf, size_t len, double v, int decimals)
 	snprintf(out, len - (size_t)(out - buf), "%s", dot ? dot : "");
 }
 
-static void format_cell(char *buf, size_t len, const struct table_col *c, const struct table_cell *v,
-			enum table_format fmt)
+static void format_cell(char *buf, size_t len, const struct table_col *c,
+			const struct table_cell *v, enum table_format fmt)
 {
 	bool text = fmt == TABLE_TEXT;
 
@@ -153,7 +154,8 @@ static void print_text(const struct table *t, FILE *out)
 	for (size_t c = 0; c < t->ncols; c++) {
 		width[c] = strlen(t->cols[c].title);
 		for (size_t r = 0; r < t->nrows; r++) {
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_TEXT);
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
+				    TABLE_TEXT);
 			if (strlen(buf) > width[c])
 				width[c] = strlen(buf);
 		}
@@ -178,7 +180,8 @@ static void print_text(const struct table *t, FILE *out)
 		for (size_t c = 0; c < t->ncols; c++) {
 			bool left = t->cols[c].kind == COL_STR;
 
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_TEXT);
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
+				    TABLE_TEXT);
 			fputs(c ? "  " : " ", out);
 			/* a last text column is not padded: no trailing blanks */
 			if (left && c + 1 == t->ncols)
@@ -217,7 +220,8 @@ static void print_csv(const struct table *t, FILE *out)
 	fputc('\n', out);
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c], TABLE_CSV);
+			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
+				    TABLE_CSV);
 			fputs(c ? "," : "", out);
 			print_csv_field(out, buf, t->cols[c].kind == COL_STR);
 		}

@@ -16,7 +16,7 @@ enum table_format { TABLE_TEXT, TABLE_CSV, TABLE_JSON };
 
 enum col_kind {
 	COL_STR,    /* left-aligned text */
-	COL_ID,     /* unsigned integer printed as is: pids, tids */
+	COL_ID,	    /* unsigned integer printed as is: pids, tids */
 	COL_INT,    /* unsigned integer, grouped with commas in text */
 	COL_FLOAT1, /* one decimal, grouped in text */
 	COL_PCT,    /* percentage with one decimal */

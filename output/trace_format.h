@@ -25,7 +25,7 @@ struct gs_file_header {
 	__u16 version_major;
 	__u16 version_minor;
 	__u32 header_size;
-	__u64 created_realtime_ns; /* wall clock when recording started */
+	__u64 created_realtime_ns;  /* wall clock when recording started */
 	__u64 created_monotonic_ns; /* CLOCK_MONOTONIC taken together with the wall clock */
 	char hostname[64];
 	char kernel_release[64];
@@ -90,7 +90,7 @@ struct gs_loss {
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
-	__u64 records; /* records written before the trailer */
+	__u64 records;	   /* records written before the trailer */
 };
 
 GS_REC_ASSERT_SIZE(struct gs_file_header, 160);

@@ -126,7 +126,7 @@ static void on_trace_info(struct trace_model *m, const struct gs_trace_info *ti)
 static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats *s)
 {
 	struct model_syscall *e =
-		grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+	    grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
 
 	if (!e)
 		return -1;

@@ -38,7 +38,8 @@ static int check_header(const struct gs_file_header *h, size_t got, char *err, s
 		return -1;
 	}
 	if (h->version_major != GS_TRACE_VERSION_MAJOR) {
-		set_error(err, errlen, "unsupported trace format version %u.%u (this gpuspy reads %u.x)",
+		set_error(err, errlen,
+			  "unsupported trace format version %u.%u (this gpuspy reads %u.x)",
 			  h->version_major, h->version_minor, GS_TRACE_VERSION_MAJOR);
 		return -1;
 	}
@@ -109,19 +110,22 @@ static int load_block(struct trace_reader *r)
 	if (got < sizeof(bh))
 		return 0; /* EOF, or a block header cut short by a crash */
 	if (bh.magic != GS_BLOCK_MAGIC) {
-		set_error(r->error, sizeof(r->error), "corrupt trace: bad block marker at offset %llu",
+		set_error(r->error, sizeof(r->error),
+			  "corrupt trace: bad block marker at offset %llu",
 			  (unsigned long long)r->offset);
 		return -1;
 	}
 	if (bh.payload_len > GS_BLOCK_MAX_PAYLOAD || bh.payload_len < sizeof(struct gs_hdr)) {
-		set_error(r->error, sizeof(r->error), "corrupt trace: bad block length %u at offset %llu",
-			  bh.payload_len, (unsigned long long)r->offset);
+		set_error(r->error, sizeof(r->error),
+			  "corrupt trace: bad block length %u at offset %llu", bh.payload_len,
+			  (unsigned long long)r->offset);
 		return -1;
 	}
 	if (fread(r->payload, 1, bh.payload_len, r->f) < bh.payload_len)
 		return 0; /* the last block was being written when the recording stopped */
 	if ((uint32_t)crc32(0L, r->payload, bh.payload_len) != bh.crc32) {
-		set_error(r->error, sizeof(r->error), "corrupt trace: checksum mismatch in block at offset %llu",
+		set_error(r->error, sizeof(r->error),
+			  "corrupt trace: checksum mismatch in block at offset %llu",
 			  (unsigned long long)r->offset);
 		return -1;
 	}
@@ -138,15 +142,17 @@ static int next_in_block(struct trace_reader *r, const struct gs_hdr **rec)
 	uint32_t left = r->len - r->pos;
 
 	if (left < sizeof(*h)) {
-		set_error(r->error, sizeof(r->error), "corrupt trace: partial record in block ending at offset %llu",
+		set_error(r->error, sizeof(r->error),
+			  "corrupt trace: partial record in block ending at offset %llu",
 			  (unsigned long long)r->offset);
 		return -1;
 	}
 	h = (const void *)(r->payload + r->pos);
 	if (h->size > left || !gs_record_valid(h)) {
-		set_error(r->error, sizeof(r->error),
-			  "corrupt trace: bad record (type %u, size %u) in block ending at offset %llu",
-			  h->type, h->size, (unsigned long long)r->offset);
+		set_error(
+		    r->error, sizeof(r->error),
+		    "corrupt trace: bad record (type %u, size %u) in block ending at offset %llu",
+		    h->type, h->size, (unsigned long long)r->offset);
 		return -1;
 	}
 	r->pos += h->size;

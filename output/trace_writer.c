@@ -78,10 +78,10 @@ fail:
 int trace_writer_flush(struct trace_writer *w)
 {
 	struct gs_block_header bh = {
-		.magic = GS_BLOCK_MAGIC,
-		.payload_len = (uint32_t)w->len,
-		.record_count = w->count,
-		.crc32 = (uint32_t)crc32(0L, w->payload, (uInt)w->len),
+	    .magic = GS_BLOCK_MAGIC,
+	    .payload_len = (uint32_t)w->len,
+	    .record_count = w->count,
+	    .crc32 = (uint32_t)crc32(0L, w->payload, (uInt)w->len),
 	};
 	int err;
 
@@ -122,8 +122,8 @@ int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec)
 int trace_writer_finish(struct trace_writer *w, uint64_t end_ts)
 {
 	struct gs_trailer t = {
-		.hdr = {.type = GS_REC_TRAILER, .size = sizeof(t), .ts = end_ts},
-		.records = w->records,
+	    .hdr = {.type = GS_REC_TRAILER, .size = sizeof(t), .ts = end_ts},
+	    .records = w->records,
 	};
 	int err = trace_writer_append(w, &t.hdr);
 
