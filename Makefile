@@ -8,7 +8,7 @@ BPFTOOL    ?= bpftool
 ARCH       := x86
 VERSION    := 0.1.0
 
-DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev \
+DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine
 
 WARN    := -Wall -Wextra -Werror
@@ -109,7 +109,8 @@ $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput \
 		-fsanitize=fuzzer,address,undefined $^ -lz -lm -o $@
 
--include tests/fakecuda/fakecuda.mk
+# the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
+include tests/fakecuda/fakecuda.mk
 
 # Install the Debian packages that are missing; a no-op when all are present.
 deps:
@@ -122,13 +123,13 @@ deps:
 	fi
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all $(TARGETS)
+	$(Q)$(MAKE) --no-print-directory all $(TARGETS) fakecuda
 	$(Q)sh tests/demo.sh $(BUILD)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
-test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BUILD)/fuzz_reader
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BUILD)/fuzz_reader fakecuda
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 fuzz: $(BUILD)/fuzz_reader

@@ -15,4 +15,8 @@ load helpers
 	jq -e '[.traceEvents[] | select(.name == "read" and (.args.file // "" | test("sample[0-9]+\\.bin$"))) | .args.file] | unique | length == 48' \
 		"$BUILD/demo/demo.json"
 	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/demo.json"
+	# the CUDA program ran on the simulated GPU and its syncs blocked the thread off CPU
+	[[ "$output" == *"DONE ok"* ]]
+	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report offcpu --format json |
+		jq -e '.[] | select(.thread == "streams_events") | .sleeping_ns > 100000000' 
 }

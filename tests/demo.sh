@@ -12,6 +12,11 @@ echo "== gpuspy record: a toy training loop with two data-loader worker processe
 echo
 echo "== gpuspy report: OS-runtime summary, off-CPU time per thread, processes"
 "$build/gpuspy" report "$out/demo.gpuspy" --report osrt_sum,offcpu,processes --limit 12
+echo "== gpuspy record: an nvcc-built CUDA program on the simulated GPU (tests/fakecuda)"
+echo "   (its synchronising calls block for the simulated kernel and copy time)"
+"$build/gpuspy" record -q -f -o "$out/cuda.gpuspy" -- \
+	env LD_LIBRARY_PATH="$build/fakecuda" "$build/targets/cuda/streams_events" | tail -n 1
+"$build/gpuspy" report "$out/cuda.gpuspy" --report osrt_sum,offcpu --limit 3
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
 echo "trace:    $out/demo.gpuspy"

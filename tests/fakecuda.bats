@@ -1,0 +1,277 @@
+#!/usr/bin/env bats
+# The simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): real nvcc and
+# Python programs run on it, CUPTI sees what they did, and nothing exported
+# drifts from NVIDIA's ABI.  Build first: make fakecuda.
+# bats file_tags=fakecuda
+
+load helpers
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+FC=$BUILD/fakecuda
+TGT=$BUILD/targets/cuda
+SRC=$ROOT/tests/fakecuda
+SPIN=_Z11spin_kernelx
+
+setup() {
+	[ -e "$FC/libcuda.so.1" ] && [ -e "$TGT/streams_events" ] || skip "run 'make fakecuda' first"
+	require_cmd jq
+	require_cmd python3
+	OUT=$BATS_TEST_TMPDIR/out.txt
+	DUMP=$BATS_TEST_TMPDIR/dump.jsonl
+}
+
+# run_on_fake [VAR=value...] -- command...: runs on the fake libraries, with
+# the CUPTI dump injection; output in $OUT, records in $DUMP.
+run_on_fake() {
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	run env LD_LIBRARY_PATH="$FC" CUDA_INJECTION64_PATH="$FC/libcupti_dump.so" \
+		CUPTI_DUMP_FILE="$DUMP" "${envs[@]}" "$@"
+	printf '%s\n' "$output" > "$OUT"
+}
+
+timing() { # NAME: value of "TIMING NAME=value" in $OUT
+	sed -n "s/^TIMING $1=//p" "$OUT"
+}
+
+# ---- ABI: names and versions ------------------------------------------------
+
+# bats test_tags=fakecuda
+@test "fakecuda: libraries carry NVIDIA's sonames and symbol versions" {
+	run readelf -d "$FC/libcudart.so.13"
+	[[ "$output" == *"Library soname: [libcudart.so.13]"* ]]
+	run readelf -d "$FC/libcuda.so.1"
+	[[ "$output" == *"Library soname: [libcuda.so.1]"* ]]
+	run readelf -d "$FC/libcupti.so.13"
+	[[ "$output" == *"Library soname: [libcupti.so.13]"* ]]
+	run nm -D --defined-only "$FC/libcudart.so.13"
+	[[ "$output" == *"cudaMalloc@@libcudart.so.13"* ]]
+	[[ "$output" == *"__cudaLaunchKernel@@libcudart.so.13"* ]]
+	run nm -D --defined-only "$FC/libcupti.so.13"
+	[[ "$output" == *"cuptiSubscribe@@libcupti.so.13"* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: every exported name is declared in NVIDIA's headers" {
+	run sh "$SRC/check_exports.sh" "$CUDA_HOME/include" \
+		"$FC/libcuda.so.1" "$FC/libcudart.so.13" "$FC/libcupti.so.13"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: the export check rejects a name NVIDIA does not declare" {
+	printf 'int cudaNotARealApi(void) { return 0; }\n' > "$BATS_TEST_TMPDIR/bad.c"
+	gcc -shared -fPIC -o "$BATS_TEST_TMPDIR/libbad.so" "$BATS_TEST_TMPDIR/bad.c"
+	run sh "$SRC/check_exports.sh" "$CUDA_HOME/include" "$BATS_TEST_TMPDIR/libbad.so"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *cudaNotARealApi* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: every export also exists in NVIDIA's own libraries" {
+	local mine real
+	mine=$(nm -D --defined-only "$FC/libcudart.so.13" | awk '{print $3}' | sort)
+	real=$(nm -D --defined-only "$CUDA_HOME/lib64/libcudart.so.13" | awk '{print $3}' | sort)
+	run comm -23 <(echo "$mine") <(echo "$real")
+	[ -z "$output" ] || { echo "libcudart extra: $output"; false; }
+	mine=$(nm -D --defined-only "$FC/libcuda.so.1" | awk '{print $3}' | grep -v '^fakecuda_internal_' | sort)
+	real=$(nm -D --defined-only "$CUDA_HOME/lib64/stubs/libcuda.so" | awk '{print $3}' | sort)
+	run comm -23 <(echo "$mine") <(echo "$real")
+	[ -z "$output" ] || { echo "libcuda extra: $output"; false; }
+	mine=$(nm -D --defined-only "$FC/libcupti.so.13" | awk '{print $3}' | sort)
+	real=$(nm -D --defined-only "$CUDA_HOME/lib64/libcupti.so.13" | awk '{print $3}' | sort)
+	run comm -23 <(echo "$mine") <(echo "$real")
+	[ -z "$output" ] || { echo "libcupti extra: $output"; false; }
+	# exactly one private symbol
+	run sh -c "nm -D --defined-only '$FC/libcuda.so.1' | awk '{print \$3}' | grep -c '^fakecuda_internal_'"
+	[ "$output" = 1 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: every probed name exists in NVIDIA's libcudart.so.13 and stub libcuda.so" {
+	run sh "$SRC/check_probe_list.sh" "$ROOT/loader/cuda_probe_list.h" \
+		"$CUDA_HOME/lib64/libcudart.so.13" "$CUDA_HOME/lib64/stubs/libcuda.so"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: every probed name exists in the fakes" {
+	run sh "$SRC/check_probe_list.sh" "$ROOT/loader/cuda_probe_list.h" \
+		"$FC/libcudart.so.13" "$FC/libcuda.so.1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: the probe list check rejects an unknown or unversioned name" {
+	printf 'CUDA_PROBE(CUDART, cudaMalloc)\nCUDA_PROBE(CUDA, cuMemAlloc)\nCUDA_PROBE(CUDART, cudaNope)\n' \
+		> "$BATS_TEST_TMPDIR/list.h"
+	run sh "$SRC/check_probe_list.sh" "$BATS_TEST_TMPDIR/list.h" \
+		"$CUDA_HOME/lib64/libcudart.so.13" "$CUDA_HOME/lib64/stubs/libcuda.so"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cudaNope"* ]]
+	[[ "$output" != *"cudaMalloc"* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: nvcc targets need libcudart.so.13 and bake in no rpath" {
+	run readelf -d "$TGT/streams_events"
+	[[ "$output" == *"Shared library: [libcudart.so.13]"* ]]
+	[[ "$output" != *RPATH* && "$output" != *RUNPATH* ]]
+	run env LD_LIBRARY_PATH="$FC" ldd "$TGT/streams_events"
+	[[ "$output" == *"libcudart.so.13 => $FC/libcudart.so.13"* ]]
+}
+
+# ---- programs on the simulator -------------------------------------------------
+
+# bats test_tags=fakecuda
+@test "fakecuda: streams overlap, streams are FIFO and syncs block for simulated time" {
+	run_on_fake -- "$TGT/streams_events"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	# 20 ms kernels: two streams overlap (not 40 ms); FIFO on one stream is 40 ms.
+	[ "$(timing overlap_sync_ns)" -ge 20000000 ] && [ "$(timing overlap_sync_ns)" -lt 26000000 ]
+	[ "$(timing overlap_launch_ns)" -lt 2000000 ]
+	[ "$(timing stream_sync_ns)" -ge 19000000 ]
+	[ "$(timing wait_event_ns)" -ge 40000000 ]
+	awk -v ms="$(timing fifo_event_ms)" 'BEGIN { exit !(ms >= 40.0 && ms < 40.5) }'
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: the per-kernel duration override really drives the timeline" {
+	# 60 ms instead of the 20 ms the program spins for: its overlap check fails.
+	run_on_fake FAKECUDA_KERNEL_NS=$SPIN=60000000 -- "$TGT/streams_events"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL"*"two streams took 6"* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: copies round-trip data, copy time follows the bandwidth, errors match a GPU" {
+	run_on_fake FAKECUDA_BW_HTOD_GBPS=1 -- "$TGT/memory_errors"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	# 8 MiB at 1 GB/s = 8.39 ms of simulated transfer; the sync copy waits for it.
+	[ "$(timing htod_sync_ns)" -ge 8389608 ]
+	[[ "$output" == *"cudaFree(d) = cudaErrorInvalidValue ok"* ]]
+	[[ "$output" == *"cudaFree((void *)0x1234) = cudaErrorInvalidValue ok"* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: a Python program drives the runtime and driver through ctypes" {
+	run_on_fake -- python3 "$ROOT/tests/targets/cuda/runtime_ctypes.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"CHECK python driver launches ok"* ]]
+	[[ "$output" == *"DONE ok"* ]]
+}
+
+# ---- CUPTI ------------------------------------------------------------------------
+
+# bats test_tags=fakecuda
+@test "fakecuda: CUPTI records match streams_events one for one (custom timing model)" {
+	run_on_fake FAKECUDA_KERNEL_DEFAULT_NS=250000 FAKECUDA_BW_DTOD_GBPS=100 \
+		FAKECUDA_COPY_LATENCY_NS=3000 FAKECUDA_CUPTI_CLOCK_OFFSET_NS=777000000000 \
+		-- "$TGT/streams_events"
+	[ "$status" -eq 0 ]
+	run python3 "$SRC/compare_cupti.py" "$OUT" "$DUMP" --fake --kernel-ns $SPIN=20000000 \
+		--default-ns 250000 --bw-dtod 100 --latency-ns 3000 --clock-offset 777000000000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "kernel")] | length' "$DUMP")" -eq 13 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: CUPTI records match memory_errors one for one (default timing model)" {
+	run_on_fake -- "$TGT/memory_errors"
+	[ "$status" -eq 0 ]
+	run python3 "$SRC/compare_cupti.py" "$OUT" "$DUMP" --fake
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the async copy's API call returned before the copy finished
+	jq -se '[.[] | select(.type == "memcpy" and .async == 1)] as $m
+		| [.[] | select(.type == "runtime" and .name == "cudaMemcpyAsync")] as $a
+		| ($m | length) == 2 and all($a[]; . as $r | $m[] | select(.corr == $r.corr)
+			| $r.end < .end)' "$DUMP"
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: CUPTI records match the Python program one for one" {
+	run_on_fake -- python3 "$ROOT/tests/targets/cuda/runtime_ctypes.py"
+	[ "$status" -eq 0 ]
+	run python3 "$SRC/compare_cupti.py" "$OUT" "$DUMP" --fake
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: the comparison fails when the timing model disagrees" {
+	run_on_fake -- "$TGT/streams_events"
+	[ "$status" -eq 0 ]
+	run python3 "$SRC/compare_cupti.py" "$OUT" "$DUMP" --fake
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"MISMATCH kernel $SPIN took 20000000 ns, model says 100000"* ]]
+	# and when a launch is missing from the program's account
+	sed '0,/LAUNCH name=_Z14/{/LAUNCH name=_Z14/d}' "$OUT" > "$BATS_TEST_TMPDIR/less.txt"
+	run python3 "$SRC/compare_cupti.py" "$BATS_TEST_TMPDIR/less.txt" "$DUMP"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"12 kernel lines but 13 CUPTI kernel records"* ]]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: runtime call, nested driver call and kernel share one correlation id" {
+	run_on_fake -- "$TGT/streams_events"
+	[ "$status" -eq 0 ]
+	# every kernel: a __cudaLaunchKernel runtime record enclosing a cuLaunchKernel
+	# driver record, all three with the kernel's correlation id
+	jq -se '[.[] | select(.type == "kernel")] as $k
+		| [.[] | select(.type == "runtime" and .name == "__cudaLaunchKernel")] as $rt
+		| [.[] | select(.type == "driver" and .name == "cuLaunchKernel")] as $dr
+		| ($k | length) > 0 and all($k[]; . as $x
+			| ([$rt[] | select(.corr == $x.corr)] | length) == 1
+			and ([$dr[] | select(.corr == $x.corr)] | length) == 1
+			and ([$rt[] | select(.corr == $x.corr)][0] as $r
+				| [$dr[] | select(.corr == $x.corr)][0] as $d
+				| $r.start <= $d.start and $d.end <= $r.end and $d.start <= $x.queued))' "$DUMP"
+	# kernel records use CUPTI clock; distinct launches have distinct ids
+	jq -se '[.[] | select(.type == "kernel") | .corr] | length == (unique | length)' "$DUMP"
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: a second CUPTI subscriber is refused and callbacks carry kernel names" {
+	run_on_fake -- "$TGT/streams_events"
+	[ "$status" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.type == "second_subscribe")][0].result' "$DUMP")" -eq 39 ]
+	jq -se '[.[] | select(.type == "callback" and .name == "cuLaunchKernel" and .site == "enter")
+		| .symbol] | unique == ["_Z11axpy_kernelPfPKffi", "_Z11spin_kernelx", "_Z14scale2d_kernelPfii"]' "$DUMP"
+	# synchronisation records: one context sync per cudaDeviceSynchronize
+	[ "$(jq -s '[.[] | select(.type == "sync" and .syncType == 4)] | length' "$DUMP")" -eq \
+	  "$(jq -s '[.[] | select(.type == "runtime" and .name == "cudaDeviceSynchronize")] | length' "$DUMP")" ]
+}
+
+# bats test_tags=fakecuda
+@test "fakecuda: cuGetProcAddress resolves base names by CUDA version and stream flavour" {
+	run env LD_LIBRARY_PATH="$FC" python3 - <<'PY'
+import ctypes as C
+cuda = C.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+def get(name, version, flags=0):
+    p, st = C.c_void_p(), C.c_int(-1)
+    r = cuda.cuGetProcAddress_v2(name, C.byref(p), version, C.c_uint64(flags), C.byref(st))
+    return r, p.value, st.value
+addr = lambda n: C.cast(getattr(cuda, n), C.c_void_p).value
+assert get(b"cuMemAlloc", 13000) == (0, addr("cuMemAlloc_v2"), 0)
+assert get(b"cuLaunchKernel", 13000, 2) == (0, addr("cuLaunchKernel_ptsz"), 0)
+assert get(b"cuEventElapsedTime", 12000)[1] == addr("cuEventElapsedTime")
+assert get(b"cuEventElapsedTime", 12080)[1] == addr("cuEventElapsedTime_v2")
+assert get(b"cuLibraryLoadData", 11000)[::2] == (500, 2)   # version not sufficient
+assert get(b"cuNoSuchThing", 13000)[::2] == (500, 1)       # symbol not found
+print("ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

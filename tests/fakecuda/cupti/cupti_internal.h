@@ -1,0 +1,36 @@
+/* Internal declarations of the fake CUPTI (libcupti.so.13).
+ *
+ * The fake CUPTI turns what the fake driver reports through the private
+ * hooks (../fc_hooks.h) into the real CUPTI callback and activity APIs:
+ * API enter/exit callbacks, CUpti_ActivityAPI (runtime and driver),
+ * CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4 and
+ * CUpti_ActivitySynchronization2 records, with CUPTI's own clock. */
+#ifndef FAKECUDA_CUPTI_INTERNAL_H
+#define FAKECUDA_CUPTI_INTERNAL_H
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "../fc_hooks.h"
+
+#define CUPTI_EXPORT __attribute__((visibility("default")))
+#define FC_MAX_CBID 1024
+
+/* cupti_core.c: connection to the driver, subscriber, callbacks. */
+const struct fakecuda_hooks *fc_cupti_hooks(void);
+/* Installs the sink on first use; CUPTI_SUCCESS or NOT_INITIALIZED. */
+CUptiResult fc_cupti_attach(void);
+
+/* cupti_clock.c: CUPTI's clock = CLOCK_MONOTONIC + offset. */
+uint64_t fc_cupti_time(uint64_t monotonic_ns);
+
+/* cupti_activity.c: called by the sink. */
+void fc_activity_api(const struct fc_api_call *call);
+void fc_activity_work(const struct fc_work *w);
+int fc_activity_wants_api(int domain);
+
+/* cupti_cbid_names.c: generated from NVIDIA's cbid headers at build time. */
+const char *fc_cbid_name(CUpti_CallbackDomain domain, uint32_t cbid);
+
+#endif
