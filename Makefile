@@ -150,4 +150,6 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(USER_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BPF_OBJS:.o=.d)
+# skeletons and BPF objects are intermediate files make would otherwise delete after each build
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .DELETE_ON_ERROR:

@@ -13,6 +13,7 @@ const volatile __u64 offcpu_threshold_ns = 1000;
 
 #define TASK_RUNNING_STATE	 0x0000
 #define TASK_UNINTERRUPTIBLE_BIT 0x0002
+#define TASK_NOLOAD_BIT		 0x0400
 
 struct offcpu_start {
 	__u64 ts;
@@ -38,7 +39,8 @@ static __always_inline __u32 offcpu_reason(bool preempt, unsigned int prev_state
 {
 	if (preempt || prev_state == TASK_RUNNING_STATE)
 		return GS_OFFCPU_PREEMPTED;
-	if (prev_state & TASK_UNINTERRUPTIBLE_BIT)
+	/* TASK_IDLE (uninterruptible + noload) is how idle kernel workers wait: not I/O */
+	if ((prev_state & TASK_UNINTERRUPTIBLE_BIT) && !(prev_state & TASK_NOLOAD_BIT))
 		return GS_OFFCPU_BLOCKED;
 	return GS_OFFCPU_SLEEPING;
 }

@@ -229,9 +229,21 @@ static void total_losses(struct recorder *r, uint64_t *sum)
 		*sum += counts[k];
 }
 
+static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn);
+
+/* Cumulative statistics and loss counters, so a recording that never reaches its end (the
+ * machine or gpuspy killed) still holds exact totals up to here; readers keep the last. */
+static int checkpoint_stats(struct recorder *r, uint64_t now)
+{
+	uint64_t lost;
+	int err = bpf_session_write_stats(r->session, r->writer, now);
+
+	return err ?: write_losses(r, now, &lost, false);
+}
+
 static const char *poll_until_stop(struct recorder *r)
 {
-	uint64_t start = gs_monotonic_ns(), last_flush = start, now, lost;
+	uint64_t start = gs_monotonic_ns(), last_flush = start, last_stats = start, now, lost;
 	struct status_line status;
 	int n;
 
@@ -249,6 +261,11 @@ static const char *poll_until_stop(struct recorder *r)
 			return "duration";
 		if (r->cmd.pid > 0 ? child_exited(r) : target_watch_all_exited(&r->watch))
 			return "target exited";
+		if (r->opts.stats_interval_ns && now - last_stats >= r->opts.stats_interval_ns) {
+			if ((r->write_err = checkpoint_stats(r, now)))
+				return "write error";
+			last_stats = now;
+		}
 		if (now - last_flush >= FLUSH_EVERY_NS) {
 			if ((r->write_err = trace_writer_flush(r->writer)))
 				return "write error";
@@ -280,7 +297,7 @@ static void stop_child(struct recorder *r)
 	}
 }
 
-static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total)
+static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn)
 {
 	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
 	uint64_t counts[GS_LOSS_NKINDS];
@@ -290,7 +307,7 @@ static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total)
 	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
 		rec.count[k] = counts[k];
 		*total += counts[k];
-		if (counts[k])
+		if (counts[k] && warn)
 			gs_warn("lost %llu %s", (unsigned long long)counts[k],
 				gs_loss_kind_name(k));
 	}
@@ -311,7 +328,7 @@ static int finish_trace(struct recorder *r)
 	}
 	now = gs_monotonic_ns();
 	err = bpf_session_write_stats(r->session, r->writer, now);
-	err = err ?: write_losses(r, now, &lost);
+	err = err ?: write_losses(r, now, &lost, true);
 	if (!err) {
 		uint64_t records = trace_writer_records(r->writer) + 1; /* + the trailer */
 

@@ -32,6 +32,9 @@ static const char usage[] =
     "                            (default 1000ns, as nsys); every call is counted anyway\n"
     "      --offcpu-threshold DUR  off-CPU intervals at least this long become spans\n"
     "                            (default 1000ns); totals are exact anyway\n"
+    "      --stats-interval DUR  checkpoint the exact statistics into the trace this often,\n"
+    "                            so a killed recording keeps them (default 10s; 0: only\n"
+    "                            at the end)\n"
     "      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
     "      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
     "\n"
@@ -53,6 +56,7 @@ enum {
 	OPT_OFFCPU_THRESHOLD,
 	OPT_BUFFER_SIZE,
 	OPT_MAX_STAT_KEYS,
+	OPT_STATS_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +70,7 @@ static const struct option long_opts[] = {
     {"offcpu-threshold", required_argument, NULL, OPT_OFFCPU_THRESHOLD},
     {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
     {"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
+    {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -87,6 +92,7 @@ static void set_defaults(struct record_opts *o)
 	o->follow = true;
 	o->osrt_threshold_ns = 1000;
 	o->offcpu_threshold_ns = 1000;
+	o->stats_interval_ns = 10000000000ULL;
 	o->ringbuf_bytes = 16u << 20;
 	o->max_stat_keys = 16384;
 	localtime_r(&now, &tm);
@@ -139,6 +145,12 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		if (gs_parse_duration_ns(arg, &o->offcpu_threshold_ns))
 			return bad_value("--offcpu-threshold", arg,
 					 "a duration such as 1000ns or 1ms");
+		return -1;
+	case OPT_STATS_INTERVAL:
+		if (gs_parse_duration_ns(arg, &o->stats_interval_ns) ||
+		    (o->stats_interval_ns && o->stats_interval_ns < 100000000ULL))
+			return bad_value("--stats-interval", arg,
+					 "0 or a duration of at least 100ms");
 		return -1;
 	case OPT_BUFFER_SIZE:
 		return parse_buffer_size(arg, o);

@@ -18,6 +18,7 @@ struct record_opts {
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;
+	uint64_t stats_interval_ns; /* statistics checkpoints; 0: only at the end */
 	uint32_t ringbuf_bytes;
 	uint32_t max_stat_keys;
 	pid_t *pids;

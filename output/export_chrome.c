@@ -44,14 +44,13 @@ static bool syscall_returns_bytes(const char *name)
 	return false;
 }
 
-static const char *fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd, uint64_t ino);
-
 static void syscall_args(struct chrome_ctx *c, const struct gs_syscall *s, const char *name)
 {
 	FILE *out = c->out;
 
 	if (s->fd_ino || !strcmp(name, "close")) {
-		const char *file = fd_name(c->names, s->hdr.pid, (uint32_t)s->args[0], s->fd_ino);
+		const char *file =
+		    trace_model_fd_name(c->names, s->hdr.pid, (uint32_t)s->args[0], s->fd_ino);
 
 		fprintf(out, ", \"fd\": %" PRId64, (int64_t)(int32_t)s->args[0]);
 		if (file) {
@@ -177,17 +176,6 @@ static void emit_names(struct chrome_ctx *c, const struct trace_model *m)
 			 m->threads[i].comm[0] ? m->threads[i].comm : "?", m->threads[i].tid);
 		emit_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
 	}
-}
-
-static const char *fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd, uint64_t ino)
-{
-	for (size_t i = m->nfds; i-- > 0;) {
-		const struct model_fd *f = &m->fds[i];
-
-		if (f->pid == pid && f->fd == fd && (!ino || f->ino == ino))
-			return f->name;
-	}
-	return NULL;
 }
 
 int export_chrome(const char *path, FILE *out, char *err, size_t errlen)

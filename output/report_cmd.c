@@ -160,6 +160,10 @@ static void print_header(const struct trace_model *m, FILE *out)
 		m->end_ts > m->start_ts ? (double)(m->end_ts - m->start_ts) / 1e9 : 0.0,
 		(unsigned long long)m->spans, (unsigned long long)m->osrt_threshold_ns,
 		(unsigned long long)m->offcpu_spans);
+	if (!m->complete)
+		fprintf(out, "statistics: %s\n",
+			m->stats_ts ? "as of the last checkpoint (the recording did not finish)"
+				    : "none (the recording did not reach a checkpoint)");
 	fprintf(out, "events lost: %llu\n", (unsigned long long)lost);
 	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
 		if (m->losses[k])

@@ -21,20 +21,23 @@ static void *grow(void **items, size_t *n, size_t *cap, size_t size)
 	return (char *)*items + (*n)++ * size;
 }
 
-static struct model_thread *find_thread(struct trace_model *m, uint32_t pid, uint32_t tid)
+static uint64_t pid_tid(uint32_t pid, uint32_t tid)
 {
-	for (size_t i = m->nthreads; i-- > 0;)
-		if (m->threads[i].tid == tid && m->threads[i].pid == pid)
-			return &m->threads[i];
-	return NULL;
+	return (uint64_t)pid << 32 | tid;
 }
 
-static struct model_process *find_process(struct trace_model *m, uint32_t pid)
+static struct model_thread *find_thread(const struct trace_model *m, uint32_t pid, uint32_t tid)
 {
-	for (size_t i = m->nprocs; i-- > 0;)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
+	size_t i;
+
+	return key_index_find(&m->ix_threads, pid, tid, &i) ? &m->threads[i] : NULL;
+}
+
+static struct model_process *find_process(const struct trace_model *m, uint32_t pid)
+{
+	size_t i;
+
+	return key_index_find(&m->ix_procs, pid, 0, &i) ? &m->procs[i] : NULL;
 }
 
 static struct model_thread *get_thread(struct trace_model *m, uint32_t pid, uint32_t tid)
@@ -44,10 +47,10 @@ static struct model_thread *get_thread(struct trace_model *m, uint32_t pid, uint
 	if (t)
 		return t;
 	t = grow((void **)&m->threads, &m->nthreads, &m->threads_cap, sizeof(*t));
-	if (t) {
-		t->pid = pid;
-		t->tid = tid;
-	}
+	if (!t || key_index_put(&m->ix_threads, pid, tid, m->nthreads - 1))
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
 	return t;
 }
 
@@ -58,8 +61,9 @@ static struct model_process *get_process(struct trace_model *m, uint32_t pid)
 	if (p)
 		return p;
 	p = grow((void **)&m->procs, &m->nprocs, &m->procs_cap, sizeof(*p));
-	if (p)
-		p->pid = pid;
+	if (!p || key_index_put(&m->ix_procs, pid, 0, m->nprocs - 1))
+		return NULL;
+	p->pid = pid;
 	return p;
 }
 
@@ -123,40 +127,55 @@ static void on_trace_info(struct trace_model *m, const struct gs_trace_info *ti)
 	snprintf(m->command, sizeof(m->command), "%s", ti->command);
 }
 
+/* Statistics are cumulative checkpoints: a later record for the same key replaces it. */
 static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats *s)
 {
-	struct model_syscall *e =
-	    grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+	uint64_t key = pid_tid(s->hdr.pid, s->hdr.tid);
+	struct model_syscall *e;
+	size_t i;
 
-	if (!e)
-		return -1;
+	if (key_index_find(&m->ix_syscalls, key, s->nr, &i)) {
+		e = &m->syscalls[i];
+	} else {
+		e = grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+		if (!e || key_index_put(&m->ix_syscalls, key, s->nr, m->nsyscalls - 1))
+			return -1;
+	}
 	e->pid = s->hdr.pid;
 	e->tid = s->hdr.tid;
 	e->nr = s->nr;
 	duration_stats_init(&e->stats);
 	duration_stats_add_record(&e->stats, s);
-	get_thread(m, s->hdr.pid, s->hdr.tid);
-	get_process(m, s->hdr.pid);
+	m->stats_ts = s->hdr.ts;
+	if (!get_thread(m, s->hdr.pid, s->hdr.tid) || !get_process(m, s->hdr.pid))
+		return -1;
 	return 0;
 }
 
 static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *s)
 {
-	struct model_offcpu *e = grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
+	uint64_t key = pid_tid(s->hdr.pid, s->hdr.tid);
+	struct model_offcpu *e;
+	size_t i;
 
-	if (!e)
-		return -1;
+	if (key_index_find(&m->ix_offcpu, key, 0, &i)) {
+		e = &m->offcpu[i];
+	} else {
+		e = grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
+		if (!e || key_index_put(&m->ix_offcpu, key, 0, m->noffcpu - 1))
+			return -1;
+	}
 	e->pid = s->hdr.pid;
 	e->tid = s->hdr.tid;
 	memcpy(e->ns, s->ns, sizeof(e->ns));
 	memcpy(e->count, s->count, sizeof(e->count));
-	get_thread(m, s->hdr.pid, s->hdr.tid);
-	return 0;
+	return get_thread(m, s->hdr.pid, s->hdr.tid) ? 0 : -1;
 }
 
 static int on_fd_name(struct trace_model *m, const struct gs_fd_name *f)
 {
 	struct model_fd *e = grow((void **)&m->fds, &m->nfds, &m->fds_cap, sizeof(*e));
+	uint64_t key = pid_tid(f->hdr.pid, f->fd);
 
 	if (!e)
 		return -1;
@@ -164,7 +183,10 @@ static int on_fd_name(struct trace_model *m, const struct gs_fd_name *f)
 	e->fd = f->fd;
 	e->ino = f->ino;
 	e->name = strdup(f->name);
-	return e->name ? 0 : -1;
+	if (!e->name)
+		return -1;
+	/* keyed by inode too: an fd number is reused, an (fd, inode) pair rarely */
+	return key_index_put(&m->ix_fds, key, f->ino, m->nfds - 1);
 }
 
 static int apply(struct trace_model *m, const struct gs_hdr *h)
@@ -199,8 +221,9 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 	case GS_REC_OFFCPU_STATS:
 		return on_offcpu_stats(m, (const void *)h);
 	case GS_REC_LOSS:
+		/* cumulative counters: the last record is the total */
 		for (int i = 0; i < GS_LOSS_SLOTS; i++)
-			m->losses[i] += ((const struct gs_loss *)h)->count[i];
+			m->losses[i] = ((const struct gs_loss *)h)->count[i];
 		return 0;
 	case GS_REC_TRAILER:
 		m->end_ts = h->ts;
@@ -257,19 +280,24 @@ void trace_model_free(struct trace_model *m)
 	for (size_t i = 0; i < m->nfds; i++)
 		free(m->fds[i].name);
 	free(m->fds);
+	key_index_free(&m->ix_threads);
+	key_index_free(&m->ix_procs);
+	key_index_free(&m->ix_syscalls);
+	key_index_free(&m->ix_offcpu);
+	key_index_free(&m->ix_fds);
 	memset(m, 0, sizeof(*m));
 }
 
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid)
 {
-	const struct model_thread *t = find_thread((struct trace_model *)m, pid, tid);
+	const struct model_thread *t = find_thread(m, pid, tid);
 
 	return t && t->comm[0] ? t->comm : "?";
 }
 
 const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid)
 {
-	return find_process((struct trace_model *)m, pid);
+	return find_process(m, pid);
 }
 
 uint64_t trace_model_loss_total(const struct trace_model *m)
@@ -279,4 +307,14 @@ uint64_t trace_model_loss_total(const struct trace_model *m)
 	for (int i = 0; i < GS_LOSS_SLOTS; i++)
 		sum += m->losses[i];
 	return sum;
+}
+
+const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd,
+				uint64_t ino)
+{
+	size_t i;
+
+	if (ino && key_index_find(&m->ix_fds, pid_tid(pid, fd), ino, &i))
+		return m->fds[i].name;
+	return NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "histogram.h"
+#include "key_index.h"
 #include "trace_format.h"
 
 struct model_thread {
@@ -65,6 +66,9 @@ struct trace_model {
 	size_t noffcpu, offcpu_cap;
 	struct model_fd *fds;
 	size_t nfds, fds_cap;
+	uint64_t stats_ts; /* when the statistics were last checkpointed; 0: none in the file */
+
+	struct key_index ix_threads, ix_procs, ix_syscalls, ix_offcpu, ix_fds;
 };
 
 /* 0, or -1 with a one-line message in err (a corrupt file). A truncated file loads with
@@ -74,5 +78,8 @@ void trace_model_free(struct trace_model *m);
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid);
 const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid);
 uint64_t trace_model_loss_total(const struct trace_model *m);
+/* The name of `fd` in `pid` when it referred to inode `ino`, or NULL. */
+const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd,
+				uint64_t ino);
 
 #endif /* GPUSPY_TRACE_MODEL_H */

@@ -197,3 +197,26 @@ teardown() {
 	"$GPUSPY" export "$WORK/t.gpuspy" -o - |
 		jq -e '[.traceEvents[] | select(.name == "read" and .args.bytes == 4096 and .args.bytes_requested == 4096)] | length >= 15'
 }
+
+@test "a recording killed with SIGKILL keeps its last statistics checkpoint" {
+	"$GPUSPY" record --stats-interval 200ms -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 0 300 20000 \
+		2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording '"
+	for i in $(seq 100); do
+		n=$("$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json 2>/dev/null |
+			jq '[.[] | select(.name == "getppid") | .calls] | add // 0')
+		[ "$n" = 300 ] && break
+		sleep 0.1
+	done
+	kill -KILL "$GPUSPY_PID"
+	wait "$GPUSPY_PID" || true
+	GPUSPY_PID=
+	pkill -f "$TARGETS/sleeper 0 300 20000" || true
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"is truncated"* ]]
+	[[ "$output" == *"statistics: as of the last checkpoint"* ]]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json |
+		jq -e '.[] | select(.name == "getppid") | .calls == 300'
+}
