@@ -103,10 +103,10 @@ static __always_inline void add_square(struct gs_syscall_stats_val *v, __u64 d)
 	__u64 hi = d >> 32, lo = d & 0xffffffffULL, cross = hi * lo;
 	__u64 sq_lo = lo * lo + (cross << 33);
 	__u64 sq_hi = hi * hi + (cross >> 31) + (sq_lo < lo * lo);
-	__u64 old_lo = v->sumsq_lo;
+	__u64 old_lo = v->sums.sumsq_lo;
 
-	v->sumsq_lo = old_lo + sq_lo;
-	v->sumsq_hi += sq_hi + (v->sumsq_lo < old_lo);
+	v->sums.sumsq_lo = old_lo + sq_lo;
+	v->sums.sumsq_hi += sq_hi + (v->sums.sumsq_lo < old_lo);
 }
 
 static __always_inline void account_syscall(__u32 tgid, __u32 tid, __u32 nr, __u64 dur)
@@ -121,7 +121,7 @@ static __always_inline void account_syscall(__u32 tgid, __u32 tid, __u32 nr, __u
 
 		if (!init)
 			return;
-		init->min_ns = ~0ULL;
+		init->sums.min_ns = ~0ULL;
 		if (bpf_map_update_elem(&syscall_stats, &key, init, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&syscall_stats, &key)) {
 			count_loss(GS_LOSS_STATS_MAP_FULL);
@@ -132,12 +132,12 @@ static __always_inline void account_syscall(__u32 tgid, __u32 tid, __u32 nr, __u
 			return;
 	}
 	/* keys are per thread, so only one CPU updates a value at a time */
-	v->count++;
-	v->total_ns += dur;
-	if (dur < v->min_ns)
-		v->min_ns = dur;
-	if (dur > v->max_ns)
-		v->max_ns = dur;
+	v->sums.count++;
+	v->sums.total_ns += dur;
+	if (dur < v->sums.min_ns)
+		v->sums.min_ns = dur;
+	if (dur > v->sums.max_ns)
+		v->sums.max_ns = dur;
 	add_square(v, dur);
 	b = hist_bucket(dur);
 	if (b < GS_HIST_BUCKETS)

@@ -137,7 +137,8 @@ struct gs_syscall_stats_key {
 	__u32 pad;
 };
 
-struct gs_syscall_stats_val {
+/* Exact sums over a set of durations; shared by the BPF map value and the trace record. */
+struct gs_duration_sums {
 	__u64 count;
 	__u64 total_ns;
 	__u64 min_ns;
@@ -145,6 +146,10 @@ struct gs_syscall_stats_val {
 	/* sum of squared durations as a 128-bit number, for an exact standard deviation */
 	__u64 sumsq_lo;
 	__u64 sumsq_hi;
+};
+
+struct gs_syscall_stats_val {
+	struct gs_duration_sums sums;
 	__u32 hist[GS_HIST_BUCKETS];
 };
 

@@ -32,12 +32,9 @@ static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_s
 	r->hdr.ts = ts;
 	r->nr = k->nr;
 	r->nbuckets = n;
-	r->count = v->count;
-	r->total_ns = v->total_ns;
-	r->min_ns = v->count ? v->min_ns : 0;
-	r->max_ns = v->max_ns;
-	r->sumsq_lo = v->sumsq_lo;
-	r->sumsq_hi = v->sumsq_hi;
+	r->sums = v->sums;
+	if (!r->sums.count)
+		r->sums.min_ns = 0; /* not the map's "no minimum yet" sentinel */
 	return trace_writer_append(w, &r->hdr);
 }
 

@@ -11,16 +11,18 @@ void duration_stats_init(struct duration_stats *d)
 
 void duration_stats_add_record(struct duration_stats *d, const struct gs_syscall_stats *rec)
 {
-	if (!rec->count)
+	const struct gs_duration_sums *s = &rec->sums;
+
+	if (!s->count)
 		return;
-	d->count += rec->count;
-	d->total_ns += rec->total_ns;
-	if (rec->min_ns < d->min_ns)
-		d->min_ns = rec->min_ns;
-	if (rec->max_ns > d->max_ns)
-		d->max_ns = rec->max_ns;
-	d->sumsq +=
-	    (long double)rec->sumsq_hi * 18446744073709551616.0L + (long double)rec->sumsq_lo;
+	d->count += s->count;
+	d->total_ns += s->total_ns;
+	if (s->min_ns < d->min_ns)
+		d->min_ns = s->min_ns;
+	if (s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	/* the 128-bit sum: hi * 2^64 + lo */
+	d->sumsq += (long double)s->sumsq_hi * 18446744073709551616.0L + (long double)s->sumsq_lo;
 	for (__u32 i = 0; i < rec->nbuckets; i++)
 		d->hist[rec->buckets[i].bucket] += rec->buckets[i].count;
 }

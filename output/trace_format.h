@@ -59,21 +59,16 @@ struct gs_hist_bucket {
 	__u32 count;
 };
 
-/* GS_REC_SYSCALL_STATS: exact per-(process, thread, syscall) totals, written at the end. */
+/* GS_REC_SYSCALL_STATS: exact per-(process, thread, syscall) totals, a cumulative checkpoint. */
 struct gs_syscall_stats {
 	struct gs_hdr hdr;
 	__u32 nr;
 	__u32 nbuckets; /* nonzero histogram buckets that follow */
-	__u64 count;
-	__u64 total_ns;
-	__u64 min_ns;
-	__u64 max_ns;
-	__u64 sumsq_lo;
-	__u64 sumsq_hi;
+	struct gs_duration_sums sums;
 	struct gs_hist_bucket buckets[];
 };
 
-/* GS_REC_OFFCPU_STATS: exact per-thread off-CPU totals by reason. */
+/* GS_REC_OFFCPU_STATS: exact per-thread off-CPU totals by reason, a cumulative checkpoint. */
 struct gs_offcpu_stats {
 	struct gs_hdr hdr;
 	__u64 ns[GS_OFFCPU_NREASONS];
