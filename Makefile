@@ -138,13 +138,15 @@ fuzz: $(BUILD)/fuzz_reader
 bench: all $(BENCH_BINS)
 	$(Q)sh bench/run.sh $(BUILD)
 
+FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c \
+	tests/fuzz/*.c bench/*.c $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
+	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
+
 check-format:
-	$(Q)clang-format --dry-run --Werror bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h \
-		tests/targets/*.c tests/fuzz/*.c bench/*.c
+	$(Q)clang-format --dry-run --Werror $(FORMAT_FILES)
 
 format:
-	$(Q)clang-format -i bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h \
-		tests/targets/*.c tests/fuzz/*.c bench/*.c
+	$(Q)clang-format -i $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -11,21 +11,24 @@
 #include <unistd.h>
 
 struct full_buffer {
-    uint8_t *buf;
-    size_t size, used;
-    struct full_buffer *next;
+	uint8_t *buf;
+	size_t size, used;
+	struct full_buffer *next;
 };
 
 struct pending {
-    struct fc_work w;
-    struct pending *next;
+	struct fc_work w;
+	struct pending *next;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t g_enabled[CUPTI_ACTIVITY_KIND_COUNT];
 static CUpti_BuffersCallbackRequestFunc g_request;
 static CUpti_BuffersCallbackCompleteFunc g_complete;
-static struct { uint8_t *buf; size_t size, used; } g_cur;
+static struct {
+	uint8_t *buf;
+	size_t size, used;
+} g_cur;
 static struct full_buffer *g_full, **g_full_tail = &g_full;
 static struct pending *g_pending, **g_pending_tail = &g_pending;
 static size_t g_dropped;
@@ -33,322 +36,345 @@ static int64_t g_grid_id;
 
 static uint64_t now_mono(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int enabled(CUpti_ActivityKind k) { return __atomic_load_n(&g_enabled[k], __ATOMIC_RELAXED); }
+static int enabled(CUpti_ActivityKind k)
+{
+	return __atomic_load_n(&g_enabled[k], __ATOMIC_RELAXED);
+}
 
 int fc_activity_wants_api(int domain)
 {
-    return domain == FC_DOMAIN_DRIVER ? enabled(CUPTI_ACTIVITY_KIND_DRIVER)
-                                      : enabled(CUPTI_ACTIVITY_KIND_RUNTIME);
+	return domain == FC_DOMAIN_DRIVER ? enabled(CUPTI_ACTIVITY_KIND_DRIVER)
+					  : enabled(CUPTI_ACTIVITY_KIND_RUNTIME);
 }
 
 /* ---- buffers (g_lock held) -------------------------------------------------- */
 
 static void close_current(void)
 {
-    if (!g_cur.buf)
-        return;
-    struct full_buffer *f = malloc(sizeof(*f));
-    if (f) {
-        *f = (struct full_buffer){ g_cur.buf, g_cur.size, g_cur.used, NULL };
-        *g_full_tail = f;
-        g_full_tail = &f->next;
-    }
-    memset(&g_cur, 0, sizeof(g_cur));
+	if (!g_cur.buf)
+		return;
+	struct full_buffer *f = malloc(sizeof(*f));
+	if (f) {
+		*f = (struct full_buffer){g_cur.buf, g_cur.size, g_cur.used, NULL};
+		*g_full_tail = f;
+		g_full_tail = &f->next;
+	}
+	memset(&g_cur, 0, sizeof(g_cur));
 }
 
 static void append(const void *rec, size_t size)
 {
-    size_t need = (size + 7) & ~(size_t)7;      /* records are 8-byte aligned */
-    if (g_cur.buf && g_cur.used + need > g_cur.size)
-        close_current();
-    if (!g_cur.buf && g_request) {
-        uint8_t *b = NULL;
-        size_t sz = 0, max_records = 0;
-        g_request(&b, &sz, &max_records);
-        if (b && sz)
-            g_cur.buf = b, g_cur.size = sz, g_cur.used = 0;
-    }
-    if (!g_cur.buf || need > g_cur.size) {
-        g_dropped++;
-        return;
-    }
-    memcpy(g_cur.buf + g_cur.used, rec, size);
-    g_cur.used += need;
+	size_t need = (size + 7) & ~(size_t)7; /* records are 8-byte aligned */
+	if (g_cur.buf && g_cur.used + need > g_cur.size)
+		close_current();
+	if (!g_cur.buf && g_request) {
+		uint8_t *b = NULL;
+		size_t sz = 0, max_records = 0;
+		g_request(&b, &sz, &max_records);
+		if (b && sz)
+			g_cur.buf = b, g_cur.size = sz, g_cur.used = 0;
+	}
+	if (!g_cur.buf || need > g_cur.size) {
+		g_dropped++;
+		return;
+	}
+	memcpy(g_cur.buf + g_cur.used, rec, size);
+	g_cur.used += need;
 }
 
 /* Hand full buffers to the client, without holding the lock. */
 static void deliver_full(void)
 {
-    pthread_mutex_lock(&g_lock);
-    struct full_buffer *list = g_full;
-    g_full = NULL;
-    g_full_tail = &g_full;
-    CUpti_BuffersCallbackCompleteFunc done = g_complete;
-    pthread_mutex_unlock(&g_lock);
-    while (list) {
-        struct full_buffer *n = list->next;
-        if (done)
-            done(NULL, 0, list->buf, list->size, list->used);
-        free(list);
-        list = n;
-    }
+	pthread_mutex_lock(&g_lock);
+	struct full_buffer *list = g_full;
+	g_full = NULL;
+	g_full_tail = &g_full;
+	CUpti_BuffersCallbackCompleteFunc done = g_complete;
+	pthread_mutex_unlock(&g_lock);
+	while (list) {
+		struct full_buffer *n = list->next;
+		if (done)
+			done(NULL, 0, list->buf, list->size, list->used);
+		free(list);
+		list = n;
+	}
 }
 
 /* ---- record construction ---------------------------------------------------- */
 
 static void put_kernel(const struct fc_work *w)
 {
-    CUpti_ActivityKernel10 k;
-    memset(&k, 0, sizeof(k));
-    k.kind = enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-                                                            : CUPTI_ACTIVITY_KIND_KERNEL;
-    k.start = fc_cupti_time(w->start_ns);
-    k.end = fc_cupti_time(w->end_ns);
-    k.completed = k.end;
-    k.queued = fc_cupti_time(w->queued_ns);
-    k.submitted = k.queued;
-    k.deviceId = w->device_id;
-    k.contextId = w->context_id;
-    k.streamId = w->stream_id;
-    k.gridX = w->grid[0], k.gridY = w->grid[1], k.gridZ = w->grid[2];
-    k.blockX = w->block[0], k.blockY = w->block[1], k.blockZ = w->block[2];
-    k.dynamicSharedMemory = w->dynamic_shared;
-    k.correlationId = w->correlation_id;
-    k.gridId = ++g_grid_id;
-    k.name = w->name;
-    k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-    append(&k, sizeof(k));
+	CUpti_ActivityKernel10 k;
+	memset(&k, 0, sizeof(k));
+	k.kind = enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		     ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+		     : CUPTI_ACTIVITY_KIND_KERNEL;
+	k.start = fc_cupti_time(w->start_ns);
+	k.end = fc_cupti_time(w->end_ns);
+	k.completed = k.end;
+	k.queued = fc_cupti_time(w->queued_ns);
+	k.submitted = k.queued;
+	k.deviceId = w->device_id;
+	k.contextId = w->context_id;
+	k.streamId = w->stream_id;
+	k.gridX = w->grid[0], k.gridY = w->grid[1], k.gridZ = w->grid[2];
+	k.blockX = w->block[0], k.blockY = w->block[1], k.blockZ = w->block[2];
+	k.dynamicSharedMemory = w->dynamic_shared;
+	k.correlationId = w->correlation_id;
+	k.gridId = ++g_grid_id;
+	k.name = w->name;
+	k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+	append(&k, sizeof(k));
 }
 
 static void put_memcpy(const struct fc_work *w)
 {
-    CUpti_ActivityMemcpy6 m;
-    memset(&m, 0, sizeof(m));
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = (uint8_t)w->copy_kind;
-    m.srcKind = (uint8_t)w->src_kind;
-    m.dstKind = (uint8_t)w->dst_kind;
-    m.flags = w->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-    m.bytes = w->bytes;
-    m.start = fc_cupti_time(w->start_ns);
-    m.end = fc_cupti_time(w->end_ns);
-    m.deviceId = w->device_id;
-    m.contextId = w->context_id;
-    m.streamId = w->stream_id;
-    m.correlationId = w->correlation_id;
-    m.copyCount = 1;
-    append(&m, sizeof(m));
+	CUpti_ActivityMemcpy6 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = (uint8_t)w->copy_kind;
+	m.srcKind = (uint8_t)w->src_kind;
+	m.dstKind = (uint8_t)w->dst_kind;
+	m.flags = w->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+	m.bytes = w->bytes;
+	m.start = fc_cupti_time(w->start_ns);
+	m.end = fc_cupti_time(w->end_ns);
+	m.deviceId = w->device_id;
+	m.contextId = w->context_id;
+	m.streamId = w->stream_id;
+	m.correlationId = w->correlation_id;
+	m.copyCount = 1;
+	append(&m, sizeof(m));
 }
 
 static void put_memset(const struct fc_work *w)
 {
-    CUpti_ActivityMemset4 m;
-    memset(&m, 0, sizeof(m));
-    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-    m.value = w->memset_value;
-    m.bytes = w->bytes;
-    m.start = fc_cupti_time(w->start_ns);
-    m.end = fc_cupti_time(w->end_ns);
-    m.deviceId = w->device_id;
-    m.contextId = w->context_id;
-    m.streamId = w->stream_id;
-    m.correlationId = w->correlation_id;
-    m.flags = w->async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
-    m.memoryKind = (uint16_t)w->dst_kind;
-    append(&m, sizeof(m));
+	CUpti_ActivityMemset4 m;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	m.value = w->memset_value;
+	m.bytes = w->bytes;
+	m.start = fc_cupti_time(w->start_ns);
+	m.end = fc_cupti_time(w->end_ns);
+	m.deviceId = w->device_id;
+	m.contextId = w->context_id;
+	m.streamId = w->stream_id;
+	m.correlationId = w->correlation_id;
+	m.flags = w->async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
+	m.memoryKind = (uint16_t)w->dst_kind;
+	append(&m, sizeof(m));
 }
 
 static void put_sync(const struct fc_work *w)
 {
-    CUpti_ActivitySynchronization2 s;
-    memset(&s, 0, sizeof(s));
-    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    s.type = (CUpti_ActivitySynchronizationType)w->sync_kind;
-    s.start = fc_cupti_time(w->start_ns);
-    s.end = fc_cupti_time(w->end_ns);
-    s.correlationId = w->correlation_id;
-    s.contextId = w->context_id;
-    s.streamId = w->stream_id;              /* UINT32_MAX == INVALID_VALUE */
-    s.cudaEventId = w->event_id;
-    s.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    append(&s, sizeof(s));
+	CUpti_ActivitySynchronization2 s;
+	memset(&s, 0, sizeof(s));
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = (CUpti_ActivitySynchronizationType)w->sync_kind;
+	s.start = fc_cupti_time(w->start_ns);
+	s.end = fc_cupti_time(w->end_ns);
+	s.correlationId = w->correlation_id;
+	s.contextId = w->context_id;
+	s.streamId = w->stream_id; /* UINT32_MAX == INVALID_VALUE */
+	s.cudaEventId = w->event_id;
+	s.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	append(&s, sizeof(s));
 }
 
 static void put_work(const struct fc_work *w)
 {
-    switch (w->kind) {
-    case FC_WORK_KERNEL: put_kernel(w); break;
-    case FC_WORK_MEMCPY: put_memcpy(w); break;
-    case FC_WORK_MEMSET: put_memset(w); break;
-    case FC_WORK_SYNC: put_sync(w); break;
-    default: break;
-    }
+	switch (w->kind) {
+	case FC_WORK_KERNEL:
+		put_kernel(w);
+		break;
+	case FC_WORK_MEMCPY:
+		put_memcpy(w);
+		break;
+	case FC_WORK_MEMSET:
+		put_memset(w);
+		break;
+	case FC_WORK_SYNC:
+		put_sync(w);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Move finished (or, forced, all) pending work into buffers.  Lock held. */
 static void release_pending(int forced)
 {
-    uint64_t now = now_mono();
-    struct pending **pp = &g_pending;
-    while (*pp) {
-        struct pending *p = *pp;
-        if (forced || p->w.end_ns <= now) {
-            put_work(&p->w);
-            *pp = p->next;
-            free(p);
-        } else {
-            pp = &p->next;
-        }
-    }
-    g_pending_tail = pp;
+	uint64_t now = now_mono();
+	struct pending **pp = &g_pending;
+	while (*pp) {
+		struct pending *p = *pp;
+		if (forced || p->w.end_ns <= now) {
+			put_work(&p->w);
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	g_pending_tail = pp;
 }
 
 static int work_enabled(int kind)
 {
-    switch (kind) {
-    case FC_WORK_KERNEL:
-        return enabled(CUPTI_ACTIVITY_KIND_KERNEL) ||
-               enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    case FC_WORK_MEMCPY: return enabled(CUPTI_ACTIVITY_KIND_MEMCPY);
-    case FC_WORK_MEMSET: return enabled(CUPTI_ACTIVITY_KIND_MEMSET);
-    case FC_WORK_SYNC: return enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-    default: return 0;
-    }
+	switch (kind) {
+	case FC_WORK_KERNEL:
+		return enabled(CUPTI_ACTIVITY_KIND_KERNEL) ||
+		       enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	case FC_WORK_MEMCPY:
+		return enabled(CUPTI_ACTIVITY_KIND_MEMCPY);
+	case FC_WORK_MEMSET:
+		return enabled(CUPTI_ACTIVITY_KIND_MEMSET);
+	case FC_WORK_SYNC:
+		return enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+	default:
+		return 0;
+	}
 }
 
 void fc_activity_work(const struct fc_work *w)
 {
-    if (!work_enabled(w->kind))
-        return;
-    struct pending *p = malloc(sizeof(*p));
-    pthread_mutex_lock(&g_lock);
-    if (p) {
-        p->w = *w;
-        p->next = NULL;
-        *g_pending_tail = p;
-        g_pending_tail = &p->next;
-    } else {
-        g_dropped++;
-    }
-    release_pending(0);
-    pthread_mutex_unlock(&g_lock);
-    deliver_full();
+	if (!work_enabled(w->kind))
+		return;
+	struct pending *p = malloc(sizeof(*p));
+	pthread_mutex_lock(&g_lock);
+	if (p) {
+		p->w = *w;
+		p->next = NULL;
+		*g_pending_tail = p;
+		g_pending_tail = &p->next;
+	} else {
+		g_dropped++;
+	}
+	release_pending(0);
+	pthread_mutex_unlock(&g_lock);
+	deliver_full();
 }
 
 void fc_activity_api(const struct fc_api_call *c)
 {
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof(a));
-    a.kind = c->domain == FC_DOMAIN_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER
-                                           : CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = c->cbid;
-    a.start = fc_cupti_time(c->start_ns);
-    a.end = fc_cupti_time(c->end_ns);
-    a.processId = (uint32_t)getpid();
-    a.threadId = c->thread_id;
-    a.correlationId = c->correlation_id;
-    a.returnValue = (uint32_t)c->result;
-    pthread_mutex_lock(&g_lock);
-    append(&a, sizeof(a));
-    pthread_mutex_unlock(&g_lock);
-    deliver_full();
+	CUpti_ActivityAPI a;
+	memset(&a, 0, sizeof(a));
+	a.kind = c->domain == FC_DOMAIN_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER
+					       : CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.cbid = c->cbid;
+	a.start = fc_cupti_time(c->start_ns);
+	a.end = fc_cupti_time(c->end_ns);
+	a.processId = (uint32_t)getpid();
+	a.threadId = c->thread_id;
+	a.correlationId = c->correlation_id;
+	a.returnValue = (uint32_t)c->result;
+	pthread_mutex_lock(&g_lock);
+	append(&a, sizeof(a));
+	pthread_mutex_unlock(&g_lock);
+	deliver_full();
 }
 
 /* ---- public API ------------------------------------------------------------- */
 
 static CUptiResult set_kind(CUpti_ActivityKind kind, uint8_t on)
 {
-    if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
-        return CUPTI_ERROR_INVALID_KIND;
-    CUptiResult r = fc_cupti_attach();
-    if (r != CUPTI_SUCCESS)
-        return r;
-    /* Kinds the simulator has no source for are accepted and stay empty. */
-    __atomic_store_n(&g_enabled[kind], on, __ATOMIC_RELAXED);
-    return CUPTI_SUCCESS;
+	if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
+		return CUPTI_ERROR_INVALID_KIND;
+	CUptiResult r = fc_cupti_attach();
+	if (r != CUPTI_SUCCESS)
+		return r;
+	/* Kinds the simulator has no source for are accepted and stay empty. */
+	__atomic_store_n(&g_enabled[kind], on, __ATOMIC_RELAXED);
+	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-    return set_kind(kind, 1);
+	return set_kind(kind, 1);
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 {
-    return set_kind(kind, 0);
+	return set_kind(kind, 0);
 }
 
-CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
-    CUpti_BuffersCallbackRequestFunc funcBufferRequested,
-    CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+CUPTI_EXPORT CUptiResult CUPTIAPI
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+			       CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
-    if (!funcBufferRequested || !funcBufferCompleted)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&g_lock);
-    g_request = funcBufferRequested;
-    g_complete = funcBufferCompleted;
-    pthread_mutex_unlock(&g_lock);
-    return CUPTI_SUCCESS;
+	if (!funcBufferRequested || !funcBufferCompleted)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&g_lock);
+	g_request = funcBufferRequested;
+	g_complete = funcBufferCompleted;
+	pthread_mutex_unlock(&g_lock);
+	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
-    pthread_mutex_lock(&g_lock);
-    release_pending((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
-    if (g_cur.used > 0)
-        close_current();
-    pthread_mutex_unlock(&g_lock);
-    deliver_full();
-    return CUPTI_SUCCESS;
+	pthread_mutex_lock(&g_lock);
+	release_pending((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
+	if (g_cur.used > 0)
+		close_current();
+	pthread_mutex_unlock(&g_lock);
+	deliver_full();
+	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context,
-                                                                    uint32_t streamId,
-                                                                    size_t *dropped)
+								    uint32_t streamId,
+								    size_t *dropped)
 {
-    (void)context, (void)streamId;
-    if (!dropped)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&g_lock);
-    *dropped = g_dropped;
-    pthread_mutex_unlock(&g_lock);
-    return CUPTI_SUCCESS;
+	(void)context, (void)streamId;
+	if (!dropped)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&g_lock);
+	*dropped = g_dropped;
+	pthread_mutex_unlock(&g_lock);
+	return CUPTI_SUCCESS;
 }
 
 static size_t record_size(const CUpti_Activity *r)
 {
-    switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-    case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    default: return 0;
-    }
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return sizeof(CUpti_ActivityKernel10);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return sizeof(CUpti_ActivityMemset4);
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		return sizeof(CUpti_ActivityAPI);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return sizeof(CUpti_ActivitySynchronization2);
+	default:
+		return 0;
+	}
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer,
-                                                             size_t validBufferSizeBytes,
-                                                             CUpti_Activity **record)
+							     size_t validBufferSizeBytes,
+							     CUpti_Activity **record)
 {
-    if (!buffer || !record)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    size_t off = 0;
-    if (*record) {
-        size_t sz = record_size(*record);
-        if (sz == 0)
-            return CUPTI_ERROR_INVALID_KIND;
-        off = (size_t)((uint8_t *)*record - buffer) + ((sz + 7) & ~(size_t)7);
-    }
-    if (off + sizeof(CUpti_Activity) > validBufferSizeBytes)
-        return CUPTI_ERROR_MAX_LIMIT_REACHED;
-    *record = (CUpti_Activity *)(void *)(buffer + off);
-    return CUPTI_SUCCESS;
+	if (!buffer || !record)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	size_t off = 0;
+	if (*record) {
+		size_t sz = record_size(*record);
+		if (sz == 0)
+			return CUPTI_ERROR_INVALID_KIND;
+		off = (size_t)((uint8_t *)*record - buffer) + ((sz + 7) & ~(size_t)7);
+	}
+	if (off + sizeof(CUpti_Activity) > validBufferSizeBytes)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*record = (CUpti_Activity *)(void *)(buffer + off);
+	return CUPTI_SUCCESS;
 }

@@ -13,49 +13,49 @@
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static uint64_t g_offset;
-static _Atomic(int64_t) g_user_delta;       /* user clock - monotonic */
+static _Atomic(int64_t) g_user_delta; /* user clock - monotonic */
 static _Atomic int g_have_user_clock;
 
 static uint64_t monotonic_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void load_offset(void)
 {
-    const char *v = getenv("FAKECUDA_CUPTI_CLOCK_OFFSET_NS");
-    char *end = NULL;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    g_offset = (v && *v && end && *end == '\0') ? x : FC_DEFAULT_CUPTI_OFFSET_NS;
+	const char *v = getenv("FAKECUDA_CUPTI_CLOCK_OFFSET_NS");
+	char *end = NULL;
+	unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+	g_offset = (v && *v && end && *end == '\0') ? x : FC_DEFAULT_CUPTI_OFFSET_NS;
 }
 
 uint64_t fc_cupti_time(uint64_t mono)
 {
-    if (g_have_user_clock)
-        return (uint64_t)((int64_t)mono + g_user_delta);
-    pthread_once(&g_once, load_offset);
-    return mono + g_offset;
+	if (g_have_user_clock)
+		return (uint64_t)((int64_t)mono + g_user_delta);
+	pthread_once(&g_once, load_offset);
+	return mono + g_offset;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 {
-    if (!timestamp)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    *timestamp = fc_cupti_time(monotonic_ns());
-    return CUPTI_SUCCESS;
+	if (!timestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*timestamp = fc_cupti_time(monotonic_ns());
+	return CUPTI_SUCCESS;
 }
 
-CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
-    CUpti_TimestampCallbackFunc funcTimestamp)
+CUPTI_EXPORT CUptiResult CUPTIAPI
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
-    if (!funcTimestamp)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    uint64_t before = monotonic_ns();
-    uint64_t user = funcTimestamp();
-    uint64_t after = monotonic_ns();
-    g_user_delta = (int64_t)user - (int64_t)(before + (after - before) / 2);
-    g_have_user_clock = 1;
-    return CUPTI_SUCCESS;
+	if (!funcTimestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	uint64_t before = monotonic_ns();
+	uint64_t user = funcTimestamp();
+	uint64_t after = monotonic_ns();
+	g_user_delta = (int64_t)user - (int64_t)(before + (after - before) / 2);
+	g_have_user_clock = 1;
+	return CUPTI_SUCCESS;
 }

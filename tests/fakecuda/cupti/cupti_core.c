@@ -6,9 +6,9 @@
 #include <string.h>
 
 struct CUpti_Subscriber_st {
-    CUpti_CallbackFunc callback;
-    void *userdata;
-    uint8_t enabled[CUPTI_CB_DOMAIN_SIZE][FC_MAX_CBID];
+	CUpti_CallbackFunc callback;
+	void *userdata;
+	uint8_t enabled[CUPTI_CB_DOMAIN_SIZE][FC_MAX_CBID];
 };
 
 _Static_assert(CUPTI_DRIVER_TRACE_CBID_SIZE <= FC_MAX_CBID, "driver cbid table");
@@ -24,164 +24,164 @@ static int g_attached;
 
 const struct fakecuda_hooks *fc_cupti_hooks(void)
 {
-    pthread_mutex_lock(&g_lock);
-    if (!g_hooks) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (!h)
-            h = dlopen("libcuda.so.1", RTLD_NOW);
-        const struct fakecuda_hooks *k = h ? dlsym(h, FAKECUDA_HOOKS_SYMBOL) : NULL;
-        if (k && k->version == FAKECUDA_HOOKS_VERSION)
-            g_hooks = k;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return g_hooks;
+	pthread_mutex_lock(&g_lock);
+	if (!g_hooks) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			h = dlopen("libcuda.so.1", RTLD_NOW);
+		const struct fakecuda_hooks *k = h ? dlsym(h, FAKECUDA_HOOKS_SYMBOL) : NULL;
+		if (k && k->version == FAKECUDA_HOOKS_VERSION)
+			g_hooks = k;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return g_hooks;
 }
 
 /* Snapshot of the callback to run, taken under the lock. */
 static CUpti_CallbackFunc callback_for(int domain, uint32_t cbid, void **ud)
 {
-    CUpti_CallbackFunc cb = NULL;
-    pthread_mutex_lock(&g_lock);
-    if (g_subscribed && domain > 0 && domain < CUPTI_CB_DOMAIN_SIZE && cbid < FC_MAX_CBID &&
-        g_subscriber.enabled[domain][cbid]) {
-        cb = g_subscriber.callback;
-        *ud = g_subscriber.userdata;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return cb;
+	CUpti_CallbackFunc cb = NULL;
+	pthread_mutex_lock(&g_lock);
+	if (g_subscribed && domain > 0 && domain < CUPTI_CB_DOMAIN_SIZE && cbid < FC_MAX_CBID &&
+	    g_subscriber.enabled[domain][cbid]) {
+		cb = g_subscriber.callback;
+		*ud = g_subscriber.userdata;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return cb;
 }
 
 static void deliver(struct fc_api_call *call, CUpti_ApiCallbackSite site)
 {
-    void *ud = NULL;
-    CUpti_CallbackFunc cb = callback_for(call->domain, call->cbid, &ud);
-    if (!cb)
-        return;
-    if (site == CUPTI_API_ENTER)
-        call->sink_flags |= SEEN_ENTER;
-    else if (!(call->sink_flags & SEEN_ENTER))
-        return;                     /* never an exit without its enter */
-    CUpti_CallbackData data = {
-        .callbackSite = site,
-        .functionName = call->name,
-        .functionParams = NULL,     /* parameter structs are not simulated */
-        .functionReturnValue = &call->result,
-        .symbolName = call->symbol,
-        .context = (CUcontext)call->context,
-        .contextUid = call->context_id,
-        .correlationData = &call->user_data,
-        .correlationId = call->correlation_id,
-    };
-    cb(ud, (CUpti_CallbackDomain)call->domain, call->cbid, &data);
+	void *ud = NULL;
+	CUpti_CallbackFunc cb = callback_for(call->domain, call->cbid, &ud);
+	if (!cb)
+		return;
+	if (site == CUPTI_API_ENTER)
+		call->sink_flags |= SEEN_ENTER;
+	else if (!(call->sink_flags & SEEN_ENTER))
+		return; /* never an exit without its enter */
+	CUpti_CallbackData data = {
+	    .callbackSite = site,
+	    .functionName = call->name,
+	    .functionParams = NULL, /* parameter structs are not simulated */
+	    .functionReturnValue = &call->result,
+	    .symbolName = call->symbol,
+	    .context = (CUcontext)call->context,
+	    .contextUid = call->context_id,
+	    .correlationData = &call->user_data,
+	    .correlationId = call->correlation_id,
+	};
+	cb(ud, (CUpti_CallbackDomain)call->domain, call->cbid, &data);
 }
 
 static void sink_enter(void *ud, struct fc_api_call *call)
 {
-    (void)ud;
-    deliver(call, CUPTI_API_ENTER);
+	(void)ud;
+	deliver(call, CUPTI_API_ENTER);
 }
 
 static void sink_exit(void *ud, struct fc_api_call *call)
 {
-    (void)ud;
-    deliver(call, CUPTI_API_EXIT);
-    if (fc_activity_wants_api(call->domain))
-        fc_activity_api(call);
+	(void)ud;
+	deliver(call, CUPTI_API_EXIT);
+	if (fc_activity_wants_api(call->domain))
+		fc_activity_api(call);
 }
 
 static void sink_work(void *ud, const struct fc_work *w)
 {
-    (void)ud;
-    fc_activity_work(w);
+	(void)ud;
+	fc_activity_work(w);
 }
 
 CUptiResult fc_cupti_attach(void)
 {
-    const struct fakecuda_hooks *h = fc_cupti_hooks();
-    if (!h)
-        return CUPTI_ERROR_NOT_INITIALIZED;
-    pthread_mutex_lock(&g_lock);
-    if (!g_attached) {
-        struct fc_sink s = { sink_enter, sink_exit, sink_work, NULL };
-        h->set_sink(&s);
-        g_attached = 1;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return CUPTI_SUCCESS;
+	const struct fakecuda_hooks *h = fc_cupti_hooks();
+	if (!h)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&g_lock);
+	if (!g_attached) {
+		struct fc_sink s = {sink_enter, sink_exit, sink_work, NULL};
+		h->set_sink(&s);
+		g_attached = 1;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
-                                                 CUpti_CallbackFunc callback, void *userdata)
+						 CUpti_CallbackFunc callback, void *userdata)
 {
-    if (!subscriber)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    CUptiResult r = fc_cupti_attach();
-    if (r != CUPTI_SUCCESS)
-        return r;
-    pthread_mutex_lock(&g_lock);
-    if (g_subscribed) {
-        r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    } else {
-        memset(&g_subscriber, 0, sizeof(g_subscriber));
-        g_subscriber.callback = callback;
-        g_subscriber.userdata = userdata;
-        g_subscribed = 1;
-        *subscriber = &g_subscriber;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return r;
+	if (!subscriber)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	CUptiResult r = fc_cupti_attach();
+	if (r != CUPTI_SUCCESS)
+		return r;
+	pthread_mutex_lock(&g_lock);
+	if (g_subscribed) {
+		r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	} else {
+		memset(&g_subscriber, 0, sizeof(g_subscriber));
+		g_subscriber.callback = callback;
+		g_subscriber.userdata = userdata;
+		g_subscribed = 1;
+		*subscriber = &g_subscriber;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
-    CUptiResult r = CUPTI_SUCCESS;
-    pthread_mutex_lock(&g_lock);
-    if (!g_subscribed || subscriber != &g_subscriber)
-        r = CUPTI_ERROR_INVALID_PARAMETER;
-    else
-        g_subscribed = 0;
-    pthread_mutex_unlock(&g_lock);
-    return r;
+	CUptiResult r = CUPTI_SUCCESS;
+	pthread_mutex_lock(&g_lock);
+	if (!g_subscribed || subscriber != &g_subscriber)
+		r = CUPTI_ERROR_INVALID_PARAMETER;
+	else
+		g_subscribed = 0;
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }
 
 static CUptiResult set_enabled(uint32_t enable, CUpti_SubscriberHandle sub,
-                               CUpti_CallbackDomain domain, int all, CUpti_CallbackId cbid)
+			       CUpti_CallbackDomain domain, int all, CUpti_CallbackId cbid)
 {
-    if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE ||
-        (!all && cbid >= FC_MAX_CBID))
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    CUptiResult r = CUPTI_SUCCESS;
-    pthread_mutex_lock(&g_lock);
-    if (!g_subscribed || sub != &g_subscriber)
-        r = CUPTI_ERROR_INVALID_PARAMETER;
-    else if (all)
-        memset(g_subscriber.enabled[domain], enable ? 1 : 0, FC_MAX_CBID);
-    else
-        g_subscriber.enabled[domain][cbid] = enable ? 1 : 0;
-    pthread_mutex_unlock(&g_lock);
-    return r;
+	if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE ||
+	    (!all && cbid >= FC_MAX_CBID))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	CUptiResult r = CUPTI_SUCCESS;
+	pthread_mutex_lock(&g_lock);
+	if (!g_subscribed || sub != &g_subscriber)
+		r = CUPTI_ERROR_INVALID_PARAMETER;
+	else if (all)
+		memset(g_subscriber.enabled[domain], enable ? 1 : 0, FC_MAX_CBID);
+	else
+		g_subscriber.enabled[domain][cbid] = enable ? 1 : 0;
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
-                                                      CUpti_SubscriberHandle subscriber,
-                                                      CUpti_CallbackDomain domain,
-                                                      CUpti_CallbackId cbid)
+						      CUpti_SubscriberHandle subscriber,
+						      CUpti_CallbackDomain domain,
+						      CUpti_CallbackId cbid)
 {
-    return set_enabled(enable, subscriber, domain, 0, cbid);
+	return set_enabled(enable, subscriber, domain, 0, cbid);
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable,
-                                                    CUpti_SubscriberHandle subscriber,
-                                                    CUpti_CallbackDomain domain)
+						    CUpti_SubscriberHandle subscriber,
+						    CUpti_CallbackDomain domain)
 {
-    return set_enabled(enable, subscriber, domain, 1, 0);
+	return set_enabled(enable, subscriber, domain, 1, 0);
 }
 
-CUPTI_EXPORT CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain,
-                                                       uint32_t cbid, const char **name)
+CUPTI_EXPORT CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+						       const char **name)
 {
-    if (!name)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    *name = fc_cbid_name(domain, cbid);
-    return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+	if (!name)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*name = fc_cbid_name(domain, cbid);
+	return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }

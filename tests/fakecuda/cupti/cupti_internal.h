@@ -15,7 +15,7 @@
 #include "../fc_hooks.h"
 
 #define CUPTI_EXPORT __attribute__((visibility("default")))
-#define FC_MAX_CBID 1024
+#define FC_MAX_CBID  1024
 
 /* cupti_core.c: connection to the driver, subscriber, callbacks. */
 const struct fakecuda_hooks *fc_cupti_hooks(void);

@@ -8,13 +8,19 @@
 #include <string.h>
 
 struct proc_entry {
-    const char *name;
-    int since;                  /* first CUDA version with this ABI */
-    void *fn, *fn_per_thread;
+	const char *name;
+	int since; /* first CUDA version with this ABI */
+	void *fn, *fn_per_thread;
 };
 
-#define P(name, since, fn) { name, since, (void *)fn, (void *)fn }
-#define PT(name, since, fn, fnpt) { name, since, (void *)fn, (void *)fnpt }
+#define P(name, since, fn)                                                                         \
+	{                                                                                          \
+		name, since, (void *)fn, (void *)fn                                                \
+	}
+#define PT(name, since, fn, fnpt)                                                                  \
+	{                                                                                          \
+		name, since, (void *)fn, (void *)fnpt                                              \
+	}
 
 static const struct proc_entry g_procs[] = {
     P("cuInit", 2000, cuInit),
@@ -97,44 +103,44 @@ static const struct proc_entry g_procs[] = {
     P("cuGraphDestroy", 10000, cuGraphDestroy),
 };
 
-CUresult fc_proc_lookup(const char *symbol, void **pfn, int version,
-                        cuuint64_t flags, CUdriverProcAddressQueryResult *st)
+CUresult fc_proc_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
+			CUdriverProcAddressQueryResult *st)
 {
-    if (!symbol || !pfn)
-        return CUDA_ERROR_INVALID_VALUE;
-    const struct proc_entry *best = NULL;
-    int known = 0;
-    for (size_t i = 0; i < sizeof(g_procs) / sizeof(g_procs[0]); i++) {
-        const struct proc_entry *e = &g_procs[i];
-        if (strcmp(e->name, symbol) != 0)
-            continue;
-        known = 1;
-        if (e->since <= version && (!best || e->since > best->since))
-            best = e;
-    }
-    *pfn = NULL;
-    if (st)
-        *st = best ? CU_GET_PROC_ADDRESS_SUCCESS
-                   : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                           : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (!best)
-        return CUDA_ERROR_NOT_FOUND;
-    *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? best->fn_per_thread
-                                                                  : best->fn;
-    return CUDA_SUCCESS;
+	if (!symbol || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	const struct proc_entry *best = NULL;
+	int known = 0;
+	for (size_t i = 0; i < sizeof(g_procs) / sizeof(g_procs[0]); i++) {
+		const struct proc_entry *e = &g_procs[i];
+		if (strcmp(e->name, symbol) != 0)
+			continue;
+		known = 1;
+		if (e->since <= version && (!best || e->since > best->since))
+			best = e;
+	}
+	*pfn = NULL;
+	if (st)
+		*st = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+		      : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+			      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	if (!best)
+		return CUDA_ERROR_NOT_FOUND;
+	*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? best->fn_per_thread
+								       : best->fn;
+	return CUDA_SUCCESS;
 }
 
-FC_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn,
-                                               int cudaVersion, cuuint64_t flags,
-                                               CUdriverProcAddressQueryResult *symbolStatus)
+FC_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+					       cuuint64_t flags,
+					       CUdriverProcAddressQueryResult *symbolStatus)
 {
-    FC_API(cuGetProcAddress_v2);
-    FC_RETURN(fc_proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus));
+	FC_API(cuGetProcAddress_v2);
+	FC_RETURN(fc_proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus));
 }
 
 FC_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                            cuuint64_t flags)
+					    cuuint64_t flags)
 {
-    FC_API(cuGetProcAddress);
-    FC_RETURN(fc_proc_lookup(symbol, pfn, cudaVersion, flags, NULL));
+	FC_API(cuGetProcAddress);
+	FC_RETURN(fc_proc_lookup(symbol, pfn, cudaVersion, flags, NULL));
 }

@@ -21,58 +21,58 @@ static _Atomic(const struct fc_sink *) g_sink;
 
 static int hooks_set_sink(const struct fc_sink *sink)
 {
-    if (!sink) {
-        atomic_store(&g_sink, NULL);
-        return 0;
-    }
-    g_sink_storage = *sink;
-    atomic_store(&g_sink, &g_sink_storage);
-    return 0;
+	if (!sink) {
+		atomic_store(&g_sink, NULL);
+		return 0;
+	}
+	g_sink_storage = *sink;
+	atomic_store(&g_sink, &g_sink_storage);
+	return 0;
 }
 
-void fc_api_begin(struct fc_api_frame *f, int domain, uint32_t cbid,
-                  const char *name, const char *symbol)
+void fc_api_begin(struct fc_api_frame *f, int domain, uint32_t cbid, const char *name,
+		  const char *symbol)
 {
-    memset(f, 0, sizeof(*f));
-    f->outermost = (t_depth == 0);
-    if (f->outermost)
-        t_correlation = atomic_fetch_add(&g_next_correlation, 1);
-    t_depth++;
-    struct CUctx_st *ctx = fc_ctx_current();
-    f->call.domain = domain;
-    f->call.cbid = cbid;
-    f->call.name = name;
-    f->call.symbol = symbol;
-    f->call.correlation_id = t_correlation;
-    f->call.thread_id = (uint32_t)syscall(SYS_gettid);
-    f->call.context = ctx;
-    f->call.context_id = ctx ? ctx->id : 0;
-    f->call.start_ns = fc_now_ns();
-    const struct fc_sink *s = atomic_load(&g_sink);
-    if (s && s->api_enter)
-        s->api_enter(s->ud, &f->call);
+	memset(f, 0, sizeof(*f));
+	f->outermost = (t_depth == 0);
+	if (f->outermost)
+		t_correlation = atomic_fetch_add(&g_next_correlation, 1);
+	t_depth++;
+	struct CUctx_st *ctx = fc_ctx_current();
+	f->call.domain = domain;
+	f->call.cbid = cbid;
+	f->call.name = name;
+	f->call.symbol = symbol;
+	f->call.correlation_id = t_correlation;
+	f->call.thread_id = (uint32_t)syscall(SYS_gettid);
+	f->call.context = ctx;
+	f->call.context_id = ctx ? ctx->id : 0;
+	f->call.start_ns = fc_now_ns();
+	const struct fc_sink *s = atomic_load(&g_sink);
+	if (s && s->api_enter)
+		s->api_enter(s->ud, &f->call);
 }
 
 void fc_api_end(struct fc_api_frame *f, int result)
 {
-    f->call.end_ns = fc_now_ns();
-    f->call.result = result;
-    const struct fc_sink *s = atomic_load(&g_sink);
-    if (s && s->api_exit)
-        s->api_exit(s->ud, &f->call);
-    t_depth--;
+	f->call.end_ns = fc_now_ns();
+	f->call.result = result;
+	const struct fc_sink *s = atomic_load(&g_sink);
+	if (s && s->api_exit)
+		s->api_exit(s->ud, &f->call);
+	t_depth--;
 }
 
 uint32_t fc_current_correlation(void)
 {
-    return t_depth > 0 ? t_correlation : 0;
+	return t_depth > 0 ? t_correlation : 0;
 }
 
 void fc_emit_work(const struct fc_work *w)
 {
-    const struct fc_sink *s = atomic_load(&g_sink);
-    if (s && s->work)
-        s->work(s->ud, w);
+	const struct fc_sink *s = atomic_load(&g_sink);
+	if (s && s->work)
+		s->work(s->ud, w);
 }
 
 /* The single non-NVIDIA symbol libcuda exports (see fc_hooks.h). */

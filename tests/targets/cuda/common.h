@@ -19,36 +19,39 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call) do { \
-        cudaError_t e_ = (call); \
-        if (e_ != cudaSuccess) { \
-            printf("FAIL %s:%d %s -> %s\n", __FILE__, __LINE__, #call, \
-                   cudaGetErrorName(e_)); \
-            exit(1); \
-        } \
-    } while (0)
+#define CHECK(call)                                                                                \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			printf("FAIL %s:%d %s -> %s\n", __FILE__, __LINE__, #call,                 \
+			       cudaGetErrorName(e_));                                              \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
 
-#define EXPECT(cond, ...) do { \
-        if (!(cond)) { \
-            printf("FAIL %s:%d ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__); \
-            printf("\n"); \
-            exit(1); \
-        } \
-    } while (0)
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("FAIL %s:%d ", __FILE__, __LINE__);                                 \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
 
-#define EXPECT_ERR(call, want) do { \
-        cudaError_t e_ = (call); \
-        EXPECT(e_ == (want), "%s -> %s, want %s", #call, cudaGetErrorName(e_), \
-               cudaGetErrorName(want)); \
-        printf("CHECK error %s = %s ok\n", #call, cudaGetErrorName(e_)); \
-    } while (0)
+#define EXPECT_ERR(call, want)                                                                     \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		EXPECT(e_ == (want), "%s -> %s, want %s", #call, cudaGetErrorName(e_),             \
+		       cudaGetErrorName(want));                                                    \
+		printf("CHECK error %s = %s ok\n", #call, cudaGetErrorName(e_));                   \
+	} while (0)
 
 static inline long long now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Busy-wait on the GPU's global timer for `ns` nanoseconds, so the kernel
@@ -56,11 +59,11 @@ static inline long long now_ns(void)
  * from FAKECUDA_KERNEL_NS (see use_spin_duration). */
 __global__ void spin_kernel(long long ns)
 {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while ((long long)(now - start) < ns);
+	unsigned long long start, now;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do {
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	} while ((long long)(now - start) < ns);
 }
 #define SPIN_NAME "_Z11spin_kernelx"
 
@@ -68,15 +71,15 @@ __global__ void spin_kernel(long long ns)
  * explicit FAKECUDA_KERNEL_NS from the environment wins. */
 static inline void use_spin_duration(long long ns)
 {
-    char spec[64];
-    snprintf(spec, sizeof(spec), "%s=%lld", SPIN_NAME, ns);
-    setenv("FAKECUDA_KERNEL_NS", spec, 0);
+	char spec[64];
+	snprintf(spec, sizeof(spec), "%s=%lld", SPIN_NAME, ns);
+	setenv("FAKECUDA_KERNEL_NS", spec, 0);
 }
 
 static inline void print_launch(const char *name, dim3 g, dim3 b, const char *stream)
 {
-    printf("LAUNCH name=%s grid=%u,%u,%u block=%u,%u,%u stream=%s\n", name, g.x, g.y, g.z,
-           b.x, b.y, b.z, stream);
+	printf("LAUNCH name=%s grid=%u,%u,%u block=%u,%u,%u stream=%s\n", name, g.x, g.y, g.z, b.x,
+	       b.y, b.z, stream);
 }
 
 #endif
