@@ -9,18 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bpf_session.h"
 #include "cli.h"
 #include "fd_names.h"
-#include "launch.h"
 #include "privileges.h"
-#include "procfs.h"
-#include "record_opts.h"
+#include "recorder.h"
 #include "status_line.h"
-#include "target_watch.h"
 #include "trace_writer.h"
 
 #define POLL_MS		 100
@@ -28,19 +24,6 @@
 #define CHILD_GRACE_SECS 5
 
 static volatile sig_atomic_t stop_signal;
-
-struct recorder {
-	struct record_opts opts;
-	struct trace_writer *writer;
-	struct bpf_session *session;
-	struct fd_names *fd_names;
-	struct launched_cmd cmd;
-	struct target_watch watch;
-	uint64_t events;
-	int write_err;
-	int child_status;
-	bool child_reaped;
-};
 
 static void on_stop_signal(int sig)
 {
@@ -90,126 +73,6 @@ out:
 	return 0;
 }
 
-static int write_trace_info(struct recorder *r, uint64_t now)
-{
-	union {
-		struct gs_trace_info rec;
-		unsigned char bytes[sizeof(struct gs_trace_info) + 1024];
-	} u;
-	char *p = u.rec.command, *end = (char *)u.bytes + sizeof(u.bytes) - 1;
-	const struct record_opts *o = &r->opts;
-
-	memset(&u, 0, sizeof(u));
-	u.rec.hdr.type = GS_REC_TRACE_INFO;
-	u.rec.hdr.ts = now;
-	u.rec.hdr.pid = (uint32_t)getpid();
-	u.rec.osrt_threshold_ns = o->osrt_threshold_ns;
-	u.rec.offcpu_threshold_ns = o->offcpu_threshold_ns;
-	u.rec.follow = o->follow;
-	u.rec.mode = o->command ? GS_MODE_LAUNCH : o->trace_all ? GS_MODE_SYSTEM : GS_MODE_ATTACH;
-	for (char **a = o->command; a && *a && p < end; a++)
-		p += snprintf(p, (size_t)(end - p), "%s%s", a == o->command ? "" : " ", *a);
-	for (size_t i = 0; i < o->npids && p < end; i++)
-		p += snprintf(p, (size_t)(end - p), "%s%d", i ? "," : "-p ", o->pids[i]);
-	if (o->trace_all)
-		snprintf(p, (size_t)(end - p), "-a");
-	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + strlen(u.rec.command) + 1);
-	return trace_writer_append(r->writer, &u.rec.hdr);
-}
-
-static int open_trace(struct recorder *r, uint64_t now)
-{
-	struct gs_file_header h = {
-	    .version_major = GS_TRACE_VERSION_MAJOR,
-	    .version_minor = GS_TRACE_VERSION_MINOR,
-	    .header_size = sizeof(h),
-	    .created_realtime_ns = gs_realtime_ns(),
-	    .created_monotonic_ns = now,
-	};
-	struct utsname u;
-	int err;
-
-	memcpy(h.magic, GS_TRACE_MAGIC, sizeof(h.magic));
-	if (!uname(&u)) {
-		snprintf(h.hostname, sizeof(h.hostname), "%.63s", u.nodename);
-		snprintf(h.kernel_release, sizeof(h.kernel_release), "%.63s", u.release);
-	}
-	err = trace_writer_open(r->opts.output, r->opts.overwrite, &h, &r->writer);
-	if (err == -EEXIST)
-		gs_error("%s already exists (use -f to overwrite)", r->opts.output);
-	else if (err)
-		gs_error("cannot create %s: %s", r->opts.output, strerror(-err));
-	return err ? err : write_trace_info(r, now);
-}
-
-static int write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
-{
-	struct recorder *r = ctx;
-	struct gs_comm rec = {
-	    .hdr = {.type = GS_REC_COMM,
-		    .size = sizeof(rec),
-		    .pid = (uint32_t)pid,
-		    .tid = (uint32_t)tid,
-		    .ts = gs_monotonic_ns()},
-	};
-
-	snprintf(rec.comm, sizeof(rec.comm), "%.*s", GS_COMM_LEN - 1, comm);
-	return trace_writer_append(r->writer, &rec.hdr);
-}
-
-static int trace_thread(void *ctx, pid_t pid, pid_t tid, const char *comm)
-{
-	struct recorder *r = ctx;
-	int err = bpf_session_trace_thread(r->session, tid);
-
-	return err ?: write_comm(r, pid, tid, comm);
-}
-
-static int trace_process(void *ctx, pid_t pid)
-{
-	struct recorder *r = ctx;
-	int err;
-
-	if (!r->opts.follow)
-		return procfs_for_each_thread(pid, trace_thread, r);
-	err = bpf_session_trace_process(r->session, pid);
-	if (err)
-		return err;
-	/* a process may exit between the /proc scan and here: not an error */
-	err = procfs_for_each_thread(pid, write_comm, r);
-	return err == -ENOENT ? 0 : err;
-}
-
-static int name_process(void *ctx, pid_t pid)
-{
-	int err;
-
-	if (pid == getpid())
-		return 0; /* never traced: see self_tgid */
-	err = procfs_for_each_thread(pid, write_comm, ctx);
-
-	return err == -ENOENT ? 0 : err;
-}
-
-/* The targets: a launched command, -p pids with their existing descendants, or (-a) names for
- * every process, which BPF then traces without a filter. */
-static int add_targets(struct recorder *r)
-{
-	const struct record_opts *o = &r->opts;
-	int err = 0;
-
-	if (o->trace_all)
-		return procfs_for_each_process(name_process, r);
-	if (r->cmd.pid > 0)
-		return 0; /* BPF starts tracing it at its execve (launch_pid) */
-	for (size_t i = 0; i < o->npids && !err; i++) {
-		err = trace_process(r, o->pids[i]);
-		if (!err && o->follow)
-			err = procfs_for_each_descendant(o->pids[i], trace_process, r);
-	}
-	return err;
-}
-
 static bool child_exited(struct recorder *r)
 {
 	if (r->cmd.pid <= 0 || r->child_reaped)
@@ -229,8 +92,6 @@ static void total_losses(struct recorder *r, uint64_t *sum)
 		*sum += counts[k];
 }
 
-static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn);
-
 /* Cumulative statistics and loss counters, so a recording that never reaches its end (the
  * machine or gpuspy killed) still holds exact totals up to here; readers keep the last. */
 static int checkpoint_stats(struct recorder *r, uint64_t now)
@@ -238,7 +99,7 @@ static int checkpoint_stats(struct recorder *r, uint64_t now)
 	uint64_t lost;
 	int err = bpf_session_write_stats(r->session, r->writer, now);
 
-	return err ?: write_losses(r, now, &lost, false);
+	return err ?: recorder_write_losses(r, now, &lost, false);
 }
 
 static const char *poll_until_stop(struct recorder *r)
@@ -297,23 +158,6 @@ static void stop_child(struct recorder *r)
 	}
 }
 
-static int write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn)
-{
-	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
-	uint64_t counts[GS_LOSS_NKINDS];
-
-	bpf_session_losses(r->session, counts);
-	*total = 0;
-	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
-		rec.count[k] = counts[k];
-		*total += counts[k];
-		if (counts[k] && warn)
-			gs_warn("lost %llu %s", (unsigned long long)counts[k],
-				gs_loss_kind_name(k));
-	}
-	return trace_writer_append(r->writer, &rec.hdr);
-}
-
 /* Detach, drain what is still in the ring, then the exact statistics and the trailer. */
 static int finish_trace(struct recorder *r)
 {
@@ -328,7 +172,7 @@ static int finish_trace(struct recorder *r)
 	}
 	now = gs_monotonic_ns();
 	err = bpf_session_write_stats(r->session, r->writer, now);
-	err = err ?: write_losses(r, now, &lost, true);
+	err = err ?: recorder_write_losses(r, now, &lost, true);
 	if (!err) {
 		uint64_t records = trace_writer_records(r->writer) + 1; /* + the trailer */
 
@@ -379,7 +223,7 @@ static int start_session(struct recorder *r)
 
 	if (err)
 		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
-	err = add_targets(r);
+	err = recorder_add_targets(r);
 	if (err) {
 		gs_error("cannot register the target processes: %s", strerror(-err));
 		return GS_EXIT_FAILURE;
@@ -427,7 +271,7 @@ static int record(struct recorder *r)
 	const char *why;
 	int ret;
 
-	if (open_trace(r, now))
+	if (recorder_open_trace(r, now))
 		return GS_EXIT_FAILURE;
 	r->fd_names = fd_names_new();
 	if (!r->fd_names)

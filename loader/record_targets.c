@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/* Which processes a recording traces: -p pids and their existing descendants go into BPF's
+ * traced set (threads with --no-follow); a launched command is added by BPF itself at its
+ * execve; -a traces everything, so only names are collected. */
+#include <errno.h>
+#include <unistd.h>
+#include "bpf_session.h"
+#include "procfs.h"
+#include "recorder.h"
+
+static int trace_thread(void *ctx, pid_t pid, pid_t tid, const char *comm)
+{
+	struct recorder *r = ctx;
+	int err = bpf_session_trace_thread(r->session, tid);
+
+	return err ?: recorder_write_comm(r, pid, tid, comm);
+}
+
+static int trace_process(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	int err;
+
+	if (!r->opts.follow)
+		return procfs_for_each_thread(pid, trace_thread, r);
+	err = bpf_session_trace_process(r->session, pid);
+	if (err)
+		return err;
+	/* a process may exit between the /proc scan and here: not an error */
+	err = procfs_for_each_thread(pid, recorder_write_comm, r);
+	return err == -ENOENT ? 0 : err;
+}
+
+static int name_process(void *ctx, pid_t pid)
+{
+	int err;
+
+	if (pid == getpid())
+		return 0; /* never traced: see self_tgid */
+	err = procfs_for_each_thread(pid, recorder_write_comm, ctx);
+
+	return err == -ENOENT ? 0 : err;
+}
+
+/* The targets: a launched command, -p pids with their existing descendants, or (-a) names for
+ * every process, which BPF then traces without a filter. */
+int recorder_add_targets(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	int err = 0;
+
+	if (o->trace_all)
+		return procfs_for_each_process(name_process, r);
+	if (r->cmd.pid > 0)
+		return 0; /* BPF starts tracing it at its execve (launch_pid) */
+	for (size_t i = 0; i < o->npids && !err; i++) {
+		err = trace_process(r, o->pids[i]);
+		if (!err && o->follow)
+			err = procfs_for_each_descendant(o->pids[i], trace_process, r);
+	}
+	return err;
+}

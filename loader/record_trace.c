@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/* What a recording writes into the trace besides the BPF records: the file header, how the
+ * recording was made, thread names and loss counters. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "bpf_session.h"
+#include "cli.h"
+#include "recorder.h"
+#include "trace_writer.h"
+
+static int write_trace_info(struct recorder *r, uint64_t now)
+{
+	union {
+		struct gs_trace_info rec;
+		unsigned char bytes[sizeof(struct gs_trace_info) + 1024];
+	} u;
+	char *p = u.rec.command, *end = (char *)u.bytes + sizeof(u.bytes) - 1;
+	const struct record_opts *o = &r->opts;
+
+	memset(&u, 0, sizeof(u));
+	u.rec.hdr.type = GS_REC_TRACE_INFO;
+	u.rec.hdr.ts = now;
+	u.rec.hdr.pid = (uint32_t)getpid();
+	u.rec.osrt_threshold_ns = o->osrt_threshold_ns;
+	u.rec.offcpu_threshold_ns = o->offcpu_threshold_ns;
+	u.rec.follow = o->follow;
+	u.rec.mode = o->command ? GS_MODE_LAUNCH : o->trace_all ? GS_MODE_SYSTEM : GS_MODE_ATTACH;
+	for (char **a = o->command; a && *a && p < end; a++)
+		p += snprintf(p, (size_t)(end - p), "%s%s", a == o->command ? "" : " ", *a);
+	for (size_t i = 0; i < o->npids && p < end; i++)
+		p += snprintf(p, (size_t)(end - p), "%s%d", i ? "," : "-p ", o->pids[i]);
+	if (o->trace_all)
+		snprintf(p, (size_t)(end - p), "-a");
+	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + strlen(u.rec.command) + 1);
+	return trace_writer_append(r->writer, &u.rec.hdr);
+}
+
+int recorder_open_trace(struct recorder *r, uint64_t now)
+{
+	struct gs_file_header h = {
+	    .version_major = GS_TRACE_VERSION_MAJOR,
+	    .version_minor = GS_TRACE_VERSION_MINOR,
+	    .header_size = sizeof(h),
+	    .created_realtime_ns = gs_realtime_ns(),
+	    .created_monotonic_ns = now,
+	};
+	struct utsname u;
+	int err;
+
+	memcpy(h.magic, GS_TRACE_MAGIC, sizeof(h.magic));
+	if (!uname(&u)) {
+		snprintf(h.hostname, sizeof(h.hostname), "%.63s", u.nodename);
+		snprintf(h.kernel_release, sizeof(h.kernel_release), "%.63s", u.release);
+	}
+	err = trace_writer_open(r->opts.output, r->opts.overwrite, &h, &r->writer);
+	if (err == -EEXIST)
+		gs_error("%s already exists (use -f to overwrite)", r->opts.output);
+	else if (err)
+		gs_error("cannot create %s: %s", r->opts.output, strerror(-err));
+	return err ? err : write_trace_info(r, now);
+}
+
+int recorder_write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
+{
+	struct recorder *r = ctx;
+	struct gs_comm rec = {
+	    .hdr = {.type = GS_REC_COMM,
+		    .size = sizeof(rec),
+		    .pid = (uint32_t)pid,
+		    .tid = (uint32_t)tid,
+		    .ts = gs_monotonic_ns()},
+	};
+
+	snprintf(rec.comm, sizeof(rec.comm), "%.*s", GS_COMM_LEN - 1, comm);
+	return trace_writer_append(r->writer, &rec.hdr);
+}
+
+int recorder_write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn)
+{
+	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
+	uint64_t counts[GS_LOSS_NKINDS];
+
+	bpf_session_losses(r->session, counts);
+	*total = 0;
+	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
+		rec.count[k] = counts[k];
+		*total += counts[k];
+		if (counts[k] && warn)
+			gs_warn("lost %llu %s", (unsigned long long)counts[k],
+				gs_loss_kind_name(k));
+	}
+	return trace_writer_append(r->writer, &rec.hdr);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The state of one `gpuspy record` run, shared by its modules: record_cmd.c (lifecycle and
+ * event loop), record_trace.c (what goes into the trace file besides BPF records) and
+ * record_targets.c (which processes are traced). */
+#ifndef GPUSPY_RECORDER_H
+#define GPUSPY_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "launch.h"
+#include "record_opts.h"
+#include "target_watch.h"
+
+struct bpf_session;
+struct fd_names;
+struct trace_writer;
+
+struct recorder {
+	struct record_opts opts;
+	struct trace_writer *writer;
+	struct bpf_session *session;
+	struct fd_names *fd_names;
+	struct launched_cmd cmd;
+	struct target_watch watch;
+	uint64_t events;
+	int write_err;
+	int child_status;
+	bool child_reaped;
+};
+
+/* record_trace.c */
+/* Creates the trace file with its header and TRACE_INFO record; prints why on failure. */
+int recorder_open_trace(struct recorder *r, uint64_t now);
+/* Writes the loss counters (a cumulative LOSS record); `warn` prints each nonzero one. */
+int recorder_write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn);
+/* A thread's name as a COMM record; a procfs_thread_fn. */
+int recorder_write_comm(void *recorder, pid_t pid, pid_t tid, const char *comm);
+
+/* record_targets.c */
+/* Registers the -p pids (with their existing descendants) in BPF's traced set, or with -a
+ * names every process; writes the names of what is traced. */
+int recorder_add_targets(struct recorder *r);
+
+#endif /* GPUSPY_RECORDER_H */
