@@ -129,7 +129,7 @@ demo: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
-test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BUILD)/fuzz_reader fakecuda
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BUILD)/fuzz_reader fakecuda
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 fuzz: $(BUILD)/fuzz_reader

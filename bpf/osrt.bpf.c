@@ -249,7 +249,7 @@ static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct infligh
 
 	if (ret < 0 || !open_path_arg(in, &path, &dirfd))
 		return;
-	rec = reserve_record(sizeof(*rec) + GS_PATH_MAX, GS_LOSS_RINGBUF_SYSCALL);
+	rec = reserve_record(sizeof(*rec) + GS_PATH_MAX, GS_LOSS_RINGBUF_FD_NAME);
 	if (!rec)
 		return;
 	fill_hdr(&rec->hdr, GS_REC_FD_NAME, sizeof(*rec) + GS_PATH_MAX, tgid, tid, in->start_ns);

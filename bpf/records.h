@@ -62,7 +62,8 @@ enum gs_loss_kind {
 	GS_LOSS_RINGBUF_PROC = 2,
 	GS_LOSS_STATS_MAP_FULL = 3,
 	GS_LOSS_TRACED_MAP_FULL = 4,
-	GS_LOSS_NKINDS = 5,
+	GS_LOSS_RINGBUF_FD_NAME = 5,
+	GS_LOSS_NKINDS = 6,
 };
 
 struct gs_hdr {

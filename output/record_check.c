@@ -77,6 +77,7 @@ const char *gs_loss_kind_name(unsigned kind)
 	    [GS_LOSS_RINGBUF_PROC] = "process events (ring buffer full)",
 	    [GS_LOSS_STATS_MAP_FULL] = "statistics (map full: raise --max-stat-keys)",
 	    [GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
+	    [GS_LOSS_RINGBUF_FD_NAME] = "file names at open (ring buffer full)",
 	};
 
 	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";

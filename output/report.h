@@ -23,6 +23,7 @@ extern const struct report_def report_osrt_sum;
 extern const struct report_def report_osrt_thread;
 extern const struct report_def report_offcpu;
 extern const struct report_def report_processes;
+extern const struct report_def report_losses;
 
 const struct report_def *report_find(const char *name);
 /* The registered reports, NULL-terminated. */

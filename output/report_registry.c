@@ -3,7 +3,7 @@
 #include "report.h"
 
 const struct report_def *const report_all[] = {
-    &report_osrt_sum, &report_osrt_thread, &report_offcpu, &report_processes, NULL,
+    &report_osrt_sum, &report_osrt_thread, &report_offcpu, &report_processes, &report_losses, NULL,
 };
 
 const struct report_def *report_find(const char *name)

@@ -220,3 +220,29 @@ teardown() {
 	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json |
 		jq -e '.[] | select(.name == "getppid") | .calls == 300'
 }
+
+@test "events lost to a full ring buffer are counted exactly and reported" {
+	# gpuspy is stopped while the workload runs, so the 1 MiB ring must overflow
+	"$GPUSPY" record --buffer-size 1 --osrt-threshold 0 -o "$WORK/t.gpuspy" -- \
+		"$BUILD/bench/syscall_bench" 3000000 > /dev/null 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording '"
+	kill -STOP "$GPUSPY_PID"
+	sleep 1
+	kill -CONT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	grep -q "gpuspy: warning: lost [0-9]* syscall spans (ring buffer full)" "$WORK/gpuspy.err"
+	lost=$("$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
+		jq '.[] | select(.kind | startswith("syscall spans")) | .lost')
+	calls=$("$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json | jq '[.[].calls] | add')
+	spans=$("$GPUSPY" export "$WORK/t.gpuspy" -o - | jq '[.traceEvents[] | select(.cat == "os_runtime")] | length')
+	echo "calls $calls spans $spans lost $lost"
+	[ "$lost" -gt 0 ]
+	# with a zero threshold every call is a span: what is not in the trace was counted lost
+	[ "$((spans + lost))" -eq "$calls" ]
+	total=$("$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json | jq '[.[].lost] | add')
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum
+	[[ "$output" == *"events lost: $total"* ]]
+	[[ "$output" == *"  $lost syscall spans (ring buffer full)"* ]]
+}
