@@ -148,3 +148,20 @@ int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx)
 	free(t.pairs);
 	return ret;
 }
+
+pid_t procfs_tgid_of(pid_t pid)
+{
+	char path[64], line[128];
+	int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)tgid;
+}

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "fd_names.h"
 #include "privileges.h"
+#include "procfs.h"
 #include "recorder.h"
 #include "status_line.h"
 #include "trace_writer.h"
@@ -197,9 +198,17 @@ static int check_environment(const struct record_opts *o)
 	if (err)
 		return err;
 	for (size_t i = 0; i < o->npids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
+		pid_t tgid = procfs_tgid_of(o->pids[i]);
+
+		if (!tgid) {
 			gs_error("cannot attach to pid %d: no such process", o->pids[i]);
 			return GS_EXIT_NO_TARGET;
+		}
+		/* tracing is per process; a thread id would match nothing */
+		if (tgid != o->pids[i]) {
+			gs_error("pid %d is a thread of process %d: use -p %d", o->pids[i], tgid,
+				 tgid);
+			return GS_EXIT_USAGE;
 		}
 	}
 	return 0;

@@ -59,6 +59,24 @@ teardown() {
 	[ ! -e "$WORK/t.gpuspy" ]
 }
 
+@test "a thread id given as -p is refused with the process to use" {
+	require_bpf
+	mkfifo "$WORK/ctl"
+	python3 -c 'import threading, sys
+t = threading.Thread(target=sys.stdin.read); t.start(); t.join()' < "$WORK/ctl" 3>&- &
+	py=$!
+	exec 4> "$WORK/ctl"
+	for i in $(seq 100); do
+		[ "$(ls /proc/$py/task | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	tid=$(ls /proc/$py/task | grep -vx "$py" | head -1)
+	run -2 "$GPUSPY" record -o "$WORK/t.gpuspy" -p "$tid"
+	exec 4>&-
+	wait "$py"
+	[[ "$output" == "gpuspy: pid $tid is a thread of process $py: use -p $py" ]]
+}
+
 @test "missing kernel BTF exits 5 with the reason" {
 	require_root
 	GPUSPY_BTF_PATH=/nonexistent/vmlinux run -5 "$GPUSPY" record -o "$WORK/t.gpuspy" -- /bin/true
