@@ -5,29 +5,15 @@
 #include <unistd.h>
 #include "cli.h"
 #include "privileges.h"
+#include "procfs.h"
 
 #define CAP_PERFMON_BIT	  38
 #define CAP_BPF_BIT	  39
 #define CAP_SYS_ADMIN_BIT 21
 
-static unsigned long long effective_caps(void)
-{
-	unsigned long long caps = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return caps;
-}
-
 int privileges_check(void)
 {
-	unsigned long long caps = effective_caps();
+	unsigned long long caps = procfs_status_field("self", "CapEff", 16);
 	unsigned long long bpf_perfmon = (1ULL << CAP_BPF_BIT) | (1ULL << CAP_PERFMON_BIT);
 
 	if (geteuid() == 0 || (caps & bpf_perfmon) == bpf_perfmon ||

@@ -149,19 +149,31 @@ int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx)
 	return ret;
 }
 
-pid_t procfs_tgid_of(pid_t pid)
+unsigned long long procfs_status_field(const char *proc_dir, const char *key, int base)
 {
-	char path[64], line[128];
-	int tgid = 0;
+	char path[64], line[256];
+	unsigned long long value = 0;
+	size_t keylen = strlen(key);
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	snprintf(path, sizeof(path), "/proc/%s/status", proc_dir);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, keylen) || line[keylen] != ':')
+			continue;
+		value = strtoull(line + keylen + 1, NULL, base);
+		break;
+	}
 	fclose(f);
-	return (pid_t)tgid;
+	return value;
+}
+
+pid_t procfs_tgid_of(pid_t pid)
+{
+	char dir[16];
+
+	snprintf(dir, sizeof(dir), "%d", pid);
+	return (pid_t)procfs_status_field(dir, "Tgid", 10);
 }

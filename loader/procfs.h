@@ -16,6 +16,9 @@ int procfs_for_each_process(procfs_pid_fn fn, void *ctx);
 /* Calls fn for every live descendant of `pid` (children, grandchildren, ...). */
 int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx);
 
+/* A numeric field of /proc/<proc_dir>/status ("self" or a pid), parsed in `base`; 0 when
+ * missing. */
+unsigned long long procfs_status_field(const char *proc_dir, const char *key, int base);
 /* The process (tgid) a pid belongs to: itself for a process, its leader for a thread id.
  * 0 when it does not exist. */
 pid_t procfs_tgid_of(pid_t pid);
