@@ -16,6 +16,19 @@ teardown() {
 	rm -rf "$WORK"
 }
 
+# Starts tests/targets/forker (driven through fd 4) and attaches gpuspy to it with the given
+# extra options; returns once the probes are live.
+start_forker_and_attach() {
+	mkfifo "$WORK/ctl"
+	"$TARGETS/forker" "$WORK/ready" < "$WORK/ctl" > "$WORK/forker.out" 3>&- &
+	FORKER_PID=$!
+	exec 4> "$WORK/ctl"
+	wait_for_file "$WORK/ready"
+	"$GPUSPY" record "$@" -p "$FORKER_PID" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+}
+
 @test "syscall counts equal strace -f -c for the same workload" {
 	require_cmd strace
 	strace -f -c -U name,calls -o "$WORK/strace.txt" "$TARGETS/io_workload" "$WORK" 40
@@ -46,14 +59,7 @@ teardown() {
 }
 
 @test "-p attaches to a running process, follows a new thread and a forked child, and detaches harmlessly" {
-	mkfifo "$WORK/ctl"
-	"$TARGETS/forker" "$WORK/ready" < "$WORK/ctl" > "$WORK/forker.out" 3>&- &
-	FORKER_PID=$!
-	exec 4> "$WORK/ctl"
-	wait_for_file "$WORK/ready"
-	"$GPUSPY" record -p "$FORKER_PID" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
-	GPUSPY_PID=$!
-	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	start_forker_and_attach
 	echo go >&4
 	wait_for_line "$WORK/forker.out" "child .* exited 5"
 	kill -INT "$GPUSPY_PID"
@@ -83,14 +89,7 @@ teardown() {
 }
 
 @test "--no-follow traces the process but not its new children" {
-	mkfifo "$WORK/ctl"
-	"$TARGETS/forker" "$WORK/ready" < "$WORK/ctl" > "$WORK/forker.out" 3>&- &
-	FORKER_PID=$!
-	exec 4> "$WORK/ctl"
-	wait_for_file "$WORK/ready"
-	"$GPUSPY" record --no-follow -p "$FORKER_PID" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
-	GPUSPY_PID=$!
-	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	start_forker_and_attach --no-follow
 	echo go >&4
 	wait_for_line "$WORK/forker.out" "child .* exited 5"
 	echo exit >&4
