@@ -206,6 +206,16 @@ void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS])
 	free(percpu);
 }
 
+uint64_t bpf_session_loss_total(struct bpf_session *s)
+{
+	uint64_t counts[GS_LOSS_NKINDS], sum = 0;
+
+	bpf_session_losses(s, counts);
+	for (int k = 0; k < GS_LOSS_NKINDS; k++)
+		sum += counts[k];
+	return sum;
+}
+
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)
 {
 	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts);

@@ -41,6 +41,7 @@ int bpf_session_poll(struct bpf_session *s, int timeout_ms);
 void bpf_session_detach(struct bpf_session *s);
 int bpf_session_drain(struct bpf_session *s);
 void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS]);
+uint64_t bpf_session_loss_total(struct bpf_session *s);
 /* Writes every statistics map entry as trace records; `ts` stamps them. */
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
 void bpf_session_destroy(struct bpf_session *s);

@@ -82,33 +82,21 @@ static bool child_exited(struct recorder *r)
 	return r->child_reaped;
 }
 
-static void total_losses(struct recorder *r, uint64_t *sum)
-{
-	uint64_t counts[GS_LOSS_NKINDS];
-
-	bpf_session_losses(r->session, counts);
-	*sum = 0;
-	for (int k = 0; k < GS_LOSS_NKINDS; k++)
-		*sum += counts[k];
-}
-
 /* Cumulative statistics and loss counters, so a recording that never reaches its end (the
  * machine or gpuspy killed) still holds exact totals up to here; readers keep the last. */
 static int checkpoint_stats(struct recorder *r, uint64_t now)
 {
-	uint64_t lost;
 	int err = bpf_session_write_stats(r->session, r->writer, now);
 
-	return err ?: recorder_write_losses(r, now, &lost, false);
+	return err ?: recorder_write_losses(r, now, false);
 }
 
-static const char *poll_until_stop(struct recorder *r)
+/* Polls and writes until a stop condition; returns which one. */
+static const char *poll_loop(struct recorder *r, struct status_line *status)
 {
-	uint64_t start = gs_monotonic_ns(), last_flush = start, last_stats = start, now, lost;
-	struct status_line status;
+	uint64_t start = status->start_ns, last_flush = start, last_stats = start, now;
 	int n;
 
-	status_line_init(&status, start);
 	for (;;) {
 		n = bpf_session_poll(r->session, POLL_MS);
 		if (r->write_err)
@@ -131,14 +119,24 @@ static const char *poll_until_stop(struct recorder *r)
 			if ((r->write_err = trace_writer_flush(r->writer)))
 				return "write error";
 			last_flush = now;
-			if (!r->opts.quiet) {
-				total_losses(r, &lost);
-				status_line_tick(&status, now, r->events,
-						 trace_writer_bytes(r->writer), lost);
-			}
+			if (!r->opts.quiet)
+				status_line_tick(status, now, r->events,
+						 trace_writer_bytes(r->writer),
+						 bpf_session_loss_total(r->session));
 		}
 	}
+}
+
+static const char *poll_until_stop(struct recorder *r)
+{
+	struct status_line status;
+	const char *why;
+
+	status_line_init(&status, gs_monotonic_ns());
+	why = poll_loop(r, &status);
+	/* a tty's status line is rewritten in place: end it before the summary */
 	status_line_end(&status);
+	return why;
 }
 
 /* A launched command still running when recording stops gets SIGTERM (as nsys does), then
@@ -161,7 +159,7 @@ static void stop_child(struct recorder *r)
 /* Detach, drain what is still in the ring, then the exact statistics and the trailer. */
 static int finish_trace(struct recorder *r)
 {
-	uint64_t now, lost = 0;
+	uint64_t now;
 	int err;
 
 	bpf_session_detach(r->session);
@@ -172,7 +170,7 @@ static int finish_trace(struct recorder *r)
 	}
 	now = gs_monotonic_ns();
 	err = bpf_session_write_stats(r->session, r->writer, now);
-	err = err ?: recorder_write_losses(r, now, &lost, true);
+	err = err ?: recorder_write_losses(r, now, true);
 	if (!err) {
 		uint64_t records = trace_writer_records(r->writer) + 1; /* + the trailer */
 
@@ -181,7 +179,8 @@ static int finish_trace(struct recorder *r)
 		if (!err && !r->opts.quiet)
 			fprintf(stderr, "gpuspy: wrote %s (%llu records, %llu events, %llu lost)\n",
 				r->opts.output, (unsigned long long)records,
-				(unsigned long long)r->events, (unsigned long long)lost);
+				(unsigned long long)r->events,
+				(unsigned long long)bpf_session_loss_total(r->session));
 	}
 	if (err)
 		gs_error("cannot finish %s: %s", r->opts.output, strerror(-err));

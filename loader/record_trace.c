@@ -78,16 +78,14 @@ int recorder_write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return trace_writer_append(r->writer, &rec.hdr);
 }
 
-int recorder_write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn)
+int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
 {
 	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
 	uint64_t counts[GS_LOSS_NKINDS];
 
 	bpf_session_losses(r->session, counts);
-	*total = 0;
 	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
 		rec.count[k] = counts[k];
-		*total += counts[k];
 		if (counts[k] && warn)
 			gs_warn("lost %llu %s", (unsigned long long)counts[k],
 				gs_loss_kind_name(k));

@@ -32,7 +32,7 @@ struct recorder {
 /* Creates the trace file with its header and TRACE_INFO record; prints why on failure. */
 int recorder_open_trace(struct recorder *r, uint64_t now);
 /* Writes the loss counters (a cumulative LOSS record); `warn` prints each nonzero one. */
-int recorder_write_losses(struct recorder *r, uint64_t ts, uint64_t *total, bool warn);
+int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn);
 /* A thread's name as a COMM record; a procfs_thread_fn. */
 int recorder_write_comm(void *recorder, pid_t pid, pid_t tid, const char *comm);
 

@@ -10,8 +10,6 @@
 
 #include <stdio.h>
 
-struct trace_reader;
-
 /* 0, or -1 with a message in err (a corrupt trace); names come from a second pass. */
 int export_chrome(const char *path, FILE *out, char *err, size_t errlen);
 
