@@ -14,15 +14,22 @@ RT_EXPORT cudaError_t CUDARTAPI cudaGetDeviceCount(int *count)
 	RT_RETURN(e);
 }
 
-RT_EXPORT cudaError_t CUDARTAPI cudaSetDevice(int device)
+/* The runtime is initialised and `device` names one of the driver's devices. */
+static cudaError_t check_device(int device)
 {
-	RT_API(cudaSetDevice, v3020);
 	cudaError_t e = rt_ctx();
 	int n = 0;
 	if (e == cudaSuccess)
 		e = rt_from_cu(rt_drv(0)->cuDeviceGetCount(&n));
 	if (e == cudaSuccess && (device < 0 || device >= n))
 		e = cudaErrorInvalidDevice;
+	return e;
+}
+
+RT_EXPORT cudaError_t CUDARTAPI cudaSetDevice(int device)
+{
+	RT_API(cudaSetDevice, v3020);
+	cudaError_t e = check_device(device);
 	if (e == cudaSuccess)
 		rt_set_current_device(device);
 	RT_RETURN(e);
@@ -92,12 +99,7 @@ RT_EXPORT cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *p
 	RT_API(cudaGetDeviceProperties, v12000);
 	if (!prop)
 		RT_RETURN(cudaErrorInvalidValue);
-	cudaError_t e = rt_ctx();
-	int n = 0;
-	if (e == cudaSuccess)
-		e = rt_from_cu(rt_drv(0)->cuDeviceGetCount(&n));
-	if (e == cudaSuccess && (device < 0 || device >= n))
-		e = cudaErrorInvalidDevice;
+	cudaError_t e = check_device(device);
 	if (e == cudaSuccess)
 		fill_props(prop, device);
 	RT_RETURN(e);
