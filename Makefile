@@ -15,17 +15,18 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
 	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
-LDLIBS  := -lbpf -lelf -lz -lm
+LDLIBS  := -lbpf -lelf -lz -lm -lstdc++
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
-BPF_COMPONENTS := osrt sched
+BPF_COMPONENTS := osrt sched cuda
 BPF_OBJS  := $(patsubst %,$(BUILD)/%.bpf.o,$(BPF_COMPONENTS))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_COMPONENTS))
 USER_SRCS := $(wildcard loader/*.c) $(wildcard output/*.c)
-GEN_SRCS  := $(BUILD)/syscall_table.c
-USER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/syscall_table.o
+GEN_SRCS  := $(BUILD)/syscall_table.c $(BUILD)/cuda_errors.c
+USER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/syscall_table.o \
+	$(BUILD)/obj/cuda_errors.o
 SAN_OBJS  := $(patsubst $(BUILD)/obj/%,$(BUILD)/san/%,$(USER_OBJS))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
@@ -33,7 +34,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 # the reader and what it needs, without the loader, for the fuzz target
 FUZZ_SRCS := $(filter-out output/report_cmd.c output/export_cmd.c,$(wildcard output/*.c)) \
-	$(BUILD)/syscall_table.c
+	$(GEN_SRCS)
 
 ifeq ($(V),1)
 Q :=
@@ -65,12 +66,18 @@ $(BUILD)/syscall_table.c: output/gen_syscall_table.sh
 	$(Q)mkdir -p $(BUILD)
 	$(Q)sh $< /usr/include/$(shell uname -m)-linux-gnu/asm/unistd_64.h > $@
 
+# cudaError_t / CUresult names from NVIDIA's headers; empty tables when they are missing
+$(BUILD)/cuda_errors.c: output/gen_cuda_errors.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)sh $< $(CUDA_HOME)/include > $@
+
 $(BUILD)/obj/%.o: %.c $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/syscall_table.o: $(BUILD)/syscall_table.c
+$(BUILD)/obj/%.o: $(BUILD)/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
@@ -80,7 +87,7 @@ $(BUILD)/san/%.o: %.c $(SKELS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-$(BUILD)/san/syscall_table.o: $(BUILD)/syscall_table.c
+$(BUILD)/san/%.o: $(BUILD)/%.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -c $< -o $@
@@ -106,11 +113,12 @@ $(BUILD)/bench/%: bench/%.c
 
 $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput \
-		-fsanitize=fuzzer,address,undefined $^ -lz -lm -o $@
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
+		-fsanitize=fuzzer,address,undefined $^ -lz -lm -lstdc++ -o $@
 
 # the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
 include tests/fakecuda/fakecuda.mk
+include bench/bench.mk
 
 # Install the Debian packages that are missing; a no-op when all are present.
 deps:

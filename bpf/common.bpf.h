@@ -46,6 +46,15 @@ struct {
 	__type(value, __u8);
 } traced_tids SEC(".maps");
 
+/* Processes that opened a file with "cuda" in its path since ld.so last finished mapping
+ * objects: only their next RT_CONSISTENT stop is worth holding them for probing (cuda.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} cuda_opened SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GS_LOSS_NKINDS);

@@ -239,6 +239,28 @@ static __always_inline bool open_path_arg(const struct inflight *in, const char 
 	return false;
 }
 
+static __always_inline bool mentions_cuda(const char *s)
+{
+	for (int i = 0; i + 3 < GS_PATH_MAX; i++) {
+		if (!s[i])
+			return false;
+		if (s[i] == 'c' && s[i + 1] == 'u' && s[i + 2] == 'd' && s[i + 3] == 'a')
+			return true;
+	}
+	return false;
+}
+
+/* A CUDA library (or one linking CUDA statically, which has "cuda" in its name in practice)
+ * may be about to be mapped: ask cuda.bpf.c to hold the process for probing once ld.so is
+ * done mapping. Without the path (ring buffer full) assume it might be. */
+static __always_inline void note_cuda_open(__u32 tgid, const char *name)
+{
+	__u8 one = 1;
+
+	if (!name || mentions_cuda(name))
+		bpf_map_update_elem(&cuda_opened, &tgid, &one, BPF_ANY);
+}
+
 /* Every successful open names its fd at once: a file opened, read and closed between two
  * ring-buffer polls could not be named from /proc afterwards. */
 static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct inflight *in, long ret)
@@ -250,14 +272,17 @@ static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct infligh
 	if (ret < 0 || !open_path_arg(in, &path, &dirfd))
 		return;
 	rec = reserve_record(sizeof(*rec) + GS_PATH_MAX, GS_LOSS_RINGBUF_FD_NAME);
-	if (!rec)
+	if (!rec) {
+		note_cuda_open(tgid, NULL);
 		return;
+	}
 	fill_hdr(&rec->hdr, GS_REC_FD_NAME, sizeof(*rec) + GS_PATH_MAX, tgid, tid, in->start_ns);
 	rec->fd = (__u32)ret;
 	rec->dirfd = dirfd;
 	rec->ino = fd_inode((__u64)ret);
 	if (bpf_probe_read_user_str(rec->name, GS_PATH_MAX, path) < 0)
 		rec->name[0] = '\0';
+	note_cuda_open(tgid, rec->name);
 	submit_record(rec);
 }
 

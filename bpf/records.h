@@ -39,6 +39,9 @@ enum gs_record_type {
 	GS_REC_EXEC = 4,
 	GS_REC_EXIT = 5,
 	GS_REC_COMM = 6, /* a thread's name: at rename (BPF) or from /proc at attach (loader) */
+	GS_REC_CUDA_CALL = 7, /* a CUDA runtime or driver API call, at its return */
+	GS_REC_CUDA_NAME = 8, /* a kernel handle bound to its (mangled) name; BPF or the loader */
+	GS_REC_LIBS_CHANGED = 9, /* ld.so finished mapping objects; the process is being stopped */
 	/* written by the loader */
 	GS_REC_TRACE_INFO = 100,
 	GS_REC_FD_NAME = 101, /* BPF at open(), or the loader from /proc */
@@ -46,6 +49,7 @@ enum gs_record_type {
 	GS_REC_OFFCPU_STATS = 103,
 	GS_REC_LOSS = 104,
 	GS_REC_TRAILER = 105,
+	GS_REC_CUDA_LIB = 106, /* a CUDA library found mapped in a process, and what was probed */
 };
 
 enum gs_offcpu_reason {
@@ -63,7 +67,9 @@ enum gs_loss_kind {
 	GS_LOSS_STATS_MAP_FULL = 3,
 	GS_LOSS_TRACED_MAP_FULL = 4,
 	GS_LOSS_RINGBUF_FD_NAME = 5,
-	GS_LOSS_NKINDS = 6,
+	GS_LOSS_CUDA_CALL = 6,	   /* ring buffer full, or calls nested deeper than tracked */
+	GS_LOSS_LIBS_NOT_HELD = 7, /* ring buffer full: a dlopen ran on before it was probed */
+	GS_LOSS_NKINDS = 8,
 };
 
 struct gs_hdr {
@@ -164,6 +170,44 @@ struct gs_offcpu_stats_val {
 	__u64 count[GS_OFFCPU_NREASONS];
 };
 
+/* CUDA API calls. Each probed function has an index in loader/cuda_probe_list.h; the loader
+ * passes it to BPF in the uprobe's cookie together with what BPF must capture for it. */
+#define GS_CUDA_ARGS	     9	 /* rdi rsi rdx rcx r8 r9, then three stack words */
+#define GS_CUDA_MAX_DEPTH    8	 /* nested calls tracked per thread */
+#define GS_KERNEL_NAME_MAX   512 /* mangled names as BPF copies them */
+#define GS_CUDA_COOKIE_SHIFT 16	 /* cookie = probe index | capture flags << 16 */
+enum gs_cuda_capture {
+	GS_CUDA_CAP_STACK = 1,	    /* args[6..8] = the three stack arguments after the return */
+	GS_CUDA_CAP_CONFIG = 2,	    /* args[4..8] = the CUlaunchConfig at args[0] (40 bytes) */
+	GS_CUDA_CAP_OUT = 4,	    /* `out` = *(u64 *)args[0] after a successful call */
+	GS_CUDA_CAP_NAME = 8,	    /* a CUDA_NAME record: the string at args[2] names `out` */
+	GS_CUDA_CAP_NAME_ARG1 = 16, /* ... names args[1] instead, whatever the call returned */
+	GS_CUDA_CAP_RUNTIME = 32,   /* a libcudart function (else libcuda) */
+};
+#define GS_CUDA_NESTED	 1	/* gs_cuda_call.hdr.flags: inside another probed call */
+#define GS_CUDA_NAME_ELF 0xffff /* gs_cuda_name.probe: named from the ELF symbol table */
+
+struct gs_cuda_call {
+	struct gs_hdr hdr; /* ts: entry */
+	__u64 dur_ns;
+	__s64 ret; /* cudaError_t / CUresult as returned (rax) */
+	__u64 args[GS_CUDA_ARGS];
+	__u64 out;   /* see GS_CUDA_CAP_OUT */
+	__u16 probe; /* index in loader/cuda_probe_list.h */
+	__u16 depth; /* probed calls around this one on the thread */
+	__u32 pad;
+};
+
+/* GS_REC_CUDA_NAME: kernel handle -> mangled name in process hdr.pid. BPF writes a fixed
+ * GS_KERNEL_NAME_MAX buffer; the loader compacts it. */
+struct gs_cuda_name {
+	struct gs_hdr hdr;
+	__u64 handle; /* host stub, CUfunction or CUkernel */
+	__u32 probe;  /* the naming call's probe index, or GS_CUDA_NAME_ELF */
+	__u32 pad;
+	char name[]; /* NUL-terminated */
+};
+
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
 	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
@@ -176,6 +220,8 @@ GS_REC_ASSERT_SIZE(struct gs_exec, 136);
 GS_REC_ASSERT_SIZE(struct gs_exit, 48);
 GS_REC_ASSERT_SIZE(struct gs_comm, 40);
 GS_REC_ASSERT_SIZE(struct gs_fd_name, 40);
+GS_REC_ASSERT_SIZE(struct gs_cuda_call, 128);
+GS_REC_ASSERT_SIZE(struct gs_cuda_name, 40);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 

@@ -10,10 +10,12 @@
 #include "stats_dump.h"
 #include "osrt.skel.h"
 #include "sched.skel.h"
+#include "cuda.skel.h"
 
 struct bpf_session {
 	struct osrt_bpf *osrt;
 	struct sched_bpf *sched;
+	struct cuda_bpf *cuda; /* NULL with --no-cuda; its uprobes are attached by cuda_probes */
 	struct ring_buffer *rb;
 	bpf_session_record_fn fn;
 	void *ctx;
@@ -57,6 +59,19 @@ static int share_map(struct bpf_map *dst, struct bpf_map *src)
 	return err;
 }
 
+/* Every map common.bpf.h defines, created by the osrt component, reused by another. */
+static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
+{
+	static const char *const common[] = {"events", "traced_tgids", "traced_tids", "losses",
+					     "cuda_opened"};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && !err; i++)
+		err = share_map(bpf_object__find_map_by_name(dst, common[i]),
+				bpf_object__find_map_by_name(src, common[i]));
+	return err;
+}
+
 static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
@@ -94,10 +109,7 @@ static int open_sched(struct bpf_session *s, const struct bpf_session_config *cf
 	CONFIGURE_RODATA(s->sched, cfg);
 	s->sched->rodata->offcpu_threshold_ns = cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->sched->maps.offcpu_stats, cfg->max_stat_keys);
-	err = share_map(s->sched->maps.events, s->osrt->maps.events);
-	err = err ?: share_map(s->sched->maps.traced_tgids, s->osrt->maps.traced_tgids);
-	err = err ?: share_map(s->sched->maps.traced_tids, s->osrt->maps.traced_tids);
-	err = err ?: share_map(s->sched->maps.losses, s->osrt->maps.losses);
+	err = share_common_maps(s->sched->obj, s->osrt->obj);
 	if (err)
 		return err;
 	err = sched_bpf__load(s->sched);
@@ -105,6 +117,28 @@ static int open_sched(struct bpf_session *s, const struct bpf_session_config *cf
 		gs_error(
 		    "cannot load the scheduler BPF program: %s (run with -v for the verifier log)",
 		    strerror(-err));
+	return err;
+}
+
+static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->cuda = cuda_bpf__open_opts(&opts);
+	if (!s->cuda) {
+		err = -errno;
+		gs_error("cannot open the CUDA BPF program: %s", strerror(-err));
+		return err;
+	}
+	CONFIGURE_RODATA(s->cuda, cfg);
+	err = share_common_maps(s->cuda->obj, s->osrt->obj);
+	if (err)
+		return err;
+	err = cuda_bpf__load(s->cuda);
+	if (err)
+		gs_error("cannot load the CUDA BPF program: %s (run with -v for the verifier log)",
+			 strerror(-err));
 	return err;
 }
 
@@ -121,6 +155,8 @@ int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn
 	s->ctx = ctx;
 	err = open_osrt(s, cfg);
 	err = err ?: open_sched(s, cfg);
+	if (!err && cfg->cuda)
+		err = open_cuda(s, cfg);
 	if (err)
 		goto fail;
 	s->rb = ring_buffer__new(bpf_map__fd(s->osrt->maps.events), on_ringbuf_record, s, NULL);
@@ -223,11 +259,17 @@ int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint6
 	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
 }
 
+struct cuda_bpf *bpf_session_cuda(struct bpf_session *s)
+{
+	return s->cuda;
+}
+
 void bpf_session_destroy(struct bpf_session *s)
 {
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	cuda_bpf__destroy(s->cuda);
 	sched_bpf__destroy(s->sched);
 	osrt_bpf__destroy(s->osrt);
 	free(s);

@@ -23,6 +23,7 @@ struct bpf_session_config {
 	uint32_t ringbuf_bytes;
 	uint32_t max_stat_keys;
 	const char *btf_path; /* NULL: the running kernel's */
+	bool cuda;	      /* load the CUDA API component (its probes attach per library) */
 };
 
 /* Called for each ring-buffer record; a negative return stops polling. */
@@ -44,6 +45,8 @@ void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS]);
 uint64_t bpf_session_loss_total(struct bpf_session *s);
 /* Writes every statistics map entry as trace records; `ts` stamps them. */
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
+/* The CUDA component's skeleton, or NULL when not loaded; cuda_probes attaches it. */
+struct cuda_bpf *bpf_session_cuda(struct bpf_session *s);
 void bpf_session_destroy(struct bpf_session *s);
 
 #endif /* GPUSPY_BPF_SESSION_H */

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include "bpf_session.h"
 #include "cli.h"
+#include "cuda_names.h"
+#include "cuda_probes.h"
 #include "fd_names.h"
 #include "privileges.h"
 #include "procfs.h"
@@ -42,6 +44,25 @@ static void install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* CUDA records: names compacted, launches of unnamed stubs named, held processes probed. */
+static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
+{
+	int err;
+
+	switch (rec->type) {
+	case GS_REC_LIBS_CHANGED:
+		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
+		return 0;
+	case GS_REC_CUDA_NAME:
+		return cuda_names_from_bpf(r->cuda_names, r->writer, (const void *)rec);
+	default:
+		if (rec->size < sizeof(struct gs_cuda_call))
+			return 0;
+		err = trace_writer_append(r->writer, rec);
+		return err ?: cuda_names_note_call(r->cuda_names, r->writer, (const void *)rec);
+	}
+}
+
 static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 {
 	struct recorder *r = ctx;
@@ -50,6 +71,11 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 
 	(void)size;
 	r->events++;
+	if (rec->type == GS_REC_CUDA_CALL || rec->type == GS_REC_CUDA_NAME ||
+	    rec->type == GS_REC_LIBS_CHANGED) {
+		err = r->cuda ? on_cuda_record(r, rec) : 0;
+		goto out;
+	}
 	if (rec->type == GS_REC_FD_NAME) {
 		/* BPF's fixed-size buffer: checked to hold a string before it is used */
 		if (rec->size <= sizeof(struct gs_fd_name) ||
@@ -162,7 +188,9 @@ static int finish_trace(struct recorder *r)
 	uint64_t now;
 	int err;
 
+	cuda_probes_detach(r->cuda);
 	bpf_session_detach(r->session);
+	/* a process held by ld.so's probe in the drained records is resumed there */
 	bpf_session_drain(r->session);
 	if (r->write_err) {
 		gs_error("cannot write %s: %s", r->opts.output, strerror(-r->write_err));
@@ -225,11 +253,20 @@ static int start_session(struct recorder *r)
 	    .max_stat_keys = o->max_stat_keys,
 	    .btf_path = getenv("GPUSPY_BTF_PATH"),
 	    .launch_pid = r->cmd.pid,
+	    .cuda = o->cuda,
 	};
 	int err = bpf_session_open(&cfg, on_record, r, &r->session);
 
 	if (err)
 		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
+	if (o->cuda) {
+		err = cuda_probes_new(bpf_session_cuda(r->session), r->writer, o->quiet, &r->cuda);
+		r->cuda_names = cuda_names_new();
+		if (err || !r->cuda_names) {
+			gs_error("cannot set up CUDA probing: out of memory");
+			return GS_EXIT_FAILURE;
+		}
+	}
 	err = recorder_add_targets(r);
 	if (err) {
 		gs_error("cannot register the target processes: %s", strerror(-err));
@@ -308,6 +345,8 @@ static void cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
+	cuda_probes_free(r->cuda);
+	cuda_names_free(r->cuda_names);
 	bpf_session_destroy(r->session);
 	/* a trace that could not be finished keeps what was written: it reads as truncated */
 	trace_writer_abandon(r->writer);

@@ -12,8 +12,9 @@ static const char usage[] =
     "       gpuspy record [options] -p PID[,PID...]\n"
     "       gpuspy record [options] -a\n"
     "\n"
-    "Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) of a\n"
-    "launched command, of running processes (no restart needed) or of the whole host.\n"
+    "Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) and\n"
+    "CUDA API calls of a launched command, of running processes (no restart needed) or\n"
+    "of the whole host.\n"
     "\n"
     "targets:\n"
     "  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
@@ -37,6 +38,8 @@ static const char usage[] =
     "                            at the end)\n"
     "      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
     "      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
+    "      --no-cuda             do not probe CUDA libraries (default: every libcudart and\n"
+    "                            libcuda the targets map, now or later, is probed)\n"
     "\n"
     "  -q, --quiet               no status line and no summary\n"
     "  -v, --verbose             libbpf and debug messages\n"
@@ -48,6 +51,7 @@ static const char usage[] =
     "  sudo gpuspy record -o train.gpuspy -- python3 train.py\n"
     "  sudo gpuspy record -p 4242 -d 30s -o stall.gpuspy\n"
     "  sudo gpuspy record -a -d 10s --osrt-threshold 1ms\n"
+    "  gpuspy report train.gpuspy --report cuda_api_sum,cuda_launches\n"
     "  gpuspy report stall.gpuspy --report osrt_sum,offcpu\n";
 
 enum {
@@ -57,6 +61,7 @@ enum {
 	OPT_BUFFER_SIZE,
 	OPT_MAX_STAT_KEYS,
 	OPT_STATS_INTERVAL,
+	OPT_NO_CUDA,
 };
 
 static const struct option long_opts[] = {
@@ -71,6 +76,7 @@ static const struct option long_opts[] = {
     {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
     {"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
     {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+    {"no-cuda", no_argument, NULL, OPT_NO_CUDA},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -90,6 +96,7 @@ static void set_defaults(struct record_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->follow = true;
+	o->cuda = true;
 	o->osrt_threshold_ns = 1000;
 	o->offcpu_threshold_ns = 1000;
 	o->stats_interval_ns = 10000000000ULL;
@@ -135,6 +142,9 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_NO_FOLLOW:
 		o->follow = false;
+		return -1;
+	case OPT_NO_CUDA:
+		o->cuda = false;
 		return -1;
 	case OPT_OSRT_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))

@@ -15,6 +15,7 @@ struct record_opts {
 	bool quiet;
 	bool trace_all;
 	bool follow;
+	bool cuda;	      /* probe CUDA libraries (--no-cuda turns it off) */
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;

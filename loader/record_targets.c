@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Which processes a recording traces: -p pids and their existing descendants go into BPF's
  * traced set (threads with --no-follow); a launched command is added by BPF itself at its
- * execve; -a traces everything, so only names are collected. */
+ * execve; -a traces everything, so only names are collected. The CUDA libraries each target
+ * has mapped are probed here; later ones through ld.so (cuda_probes.h). */
 #include <errno.h>
 #include <unistd.h>
 #include "bpf_session.h"
+#include "cuda_probes.h"
 #include "procfs.h"
 #include "recorder.h"
 
@@ -16,10 +18,21 @@ static int trace_thread(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return err ?: recorder_write_comm(r, pid, tid, comm);
 }
 
+/* The CUDA libraries a target has mapped already; one that exited meanwhile is not an error. */
+static int probe_cuda(struct recorder *r, pid_t pid)
+{
+	int err = r->cuda ? cuda_probes_scan(r->cuda, pid) : 0;
+
+	return err == -ENOENT ? 0 : err;
+}
+
 static int trace_process(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
-	int err;
+	int err = probe_cuda(r, pid);
+
+	if (err)
+		return err;
 
 	if (!r->opts.follow)
 		return procfs_for_each_thread(pid, trace_thread, r);
@@ -37,7 +50,8 @@ static int name_process(void *ctx, pid_t pid)
 
 	if (pid == getpid())
 		return 0; /* never traced: see self_tgid */
-	err = procfs_for_each_thread(pid, recorder_write_comm, ctx);
+	err = probe_cuda(ctx, pid);
+	err = err ?: procfs_for_each_thread(pid, recorder_write_comm, ctx);
 
 	return err == -ENOENT ? 0 : err;
 }
@@ -49,6 +63,9 @@ int recorder_add_targets(struct recorder *r)
 	const struct record_opts *o = &r->opts;
 	int err = 0;
 
+	/* gpuspy's own ld.so is the one a launched command or a new process will use */
+	if (r->cuda && (err = cuda_probes_watch_ldso(r->cuda, getpid())))
+		return err;
 	if (o->trace_all)
 		return procfs_for_each_process(name_process, r);
 	if (r->cmd.pid > 0)

@@ -12,6 +12,8 @@
 #include "target_watch.h"
 
 struct bpf_session;
+struct cuda_names;
+struct cuda_probes;
 struct fd_names;
 struct trace_writer;
 
@@ -20,6 +22,8 @@ struct recorder {
 	struct trace_writer *writer;
 	struct bpf_session *session;
 	struct fd_names *fd_names;
+	struct cuda_probes *cuda;      /* NULL with --no-cuda */
+	struct cuda_names *cuda_names; /* NULL with --no-cuda */
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	uint64_t events;

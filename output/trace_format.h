@@ -15,7 +15,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
-#define GS_TRACE_VERSION_MINOR 0 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 1 /* new record types bump this; readers skip unknown types */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
 #define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
 #define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */
@@ -82,6 +82,22 @@ struct gs_loss {
 	__u64 count[GS_LOSS_SLOTS];
 };
 
+enum gs_cuda_lib_role {
+	GS_CUDA_LIB_RUNTIME = 1, /* defines the runtime API (libcudart, or linked statically) */
+	GS_CUDA_LIB_DRIVER = 2,	 /* defines the driver API (libcuda) */
+};
+
+/* GS_REC_CUDA_LIB: a library with CUDA entry points mapped by process hdr.pid, written once
+ * per (process, library) when it is found; the probes are attached once per (dev, ino). */
+struct gs_cuda_lib {
+	struct gs_hdr hdr;
+	__u64 dev;
+	__u64 ino;
+	__u32 roles;  /* enum gs_cuda_lib_role bits */
+	__u32 probes; /* functions of cuda_probe_list.h probed in it */
+	char path[];  /* as mapped in the process, NUL-terminated */
+};
+
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
@@ -95,6 +111,7 @@ GS_REC_ASSERT_SIZE(struct gs_syscall_stats, 80);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats, 72);
 GS_REC_ASSERT_SIZE(struct gs_loss, 88);
 GS_REC_ASSERT_SIZE(struct gs_trailer, 32);
+GS_REC_ASSERT_SIZE(struct gs_cuda_lib, 48);
 _Static_assert(GS_LOSS_NKINDS <= GS_LOSS_SLOTS, "loss kinds must fit the loss record");
 
 static inline size_t gs_align8(size_t n)

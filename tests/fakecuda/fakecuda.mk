@@ -4,7 +4,8 @@
 #
 #   make fakecuda        libcuda.so.1, libcudart.so.13, libcupti.so.13 (+ .so
 #                        links) and libcupti_dump.so in $(BUILD)/fakecuda,
-#                        nvcc target programs in $(BUILD)/targets/cuda
+#                        nvcc target programs, libdlkernels.so and dlopen_host
+#                        in $(BUILD)/targets/cuda
 #   make fakecuda-test   bats tests/fakecuda.bats
 #
 # FAKECUDA_NVCC_ARCH selects the GPU code in the targets (the simulator never
@@ -44,11 +45,16 @@ FAKECUDA_LIBS := $(FAKECUDA_OUT)/libcuda.so.1 $(FAKECUDA_OUT)/libcudart.so.13 \
 FAKECUDA_LINKS := $(FAKECUDA_OUT)/libcuda.so $(FAKECUDA_OUT)/libcudart.so \
                   $(FAKECUDA_OUT)/libcupti.so
 FAKECUDA_HELPERS := $(FAKECUDA_OUT)/libcupti_dump.so
-FAKECUDA_TARGET_SRCS := $(wildcard $(FAKECUDA_TGT_SRC)/*.cu)
+# dlkernels.cu is a library (no main), loaded at run time by dlopen_host.
+FAKECUDA_DL_SRC := $(FAKECUDA_TGT_SRC)/dlkernels.cu
+FAKECUDA_DL_LIB := $(FAKECUDA_TGT)/libdlkernels.so
+FAKECUDA_DL_HOST := $(FAKECUDA_TGT)/dlopen_host
+FAKECUDA_TARGET_SRCS := $(filter-out $(FAKECUDA_DL_SRC),$(wildcard $(FAKECUDA_TGT_SRC)/*.cu))
 FAKECUDA_TARGETS := $(FAKECUDA_TARGET_SRCS:$(FAKECUDA_TGT_SRC)/%.cu=$(FAKECUDA_TGT)/%)
 
 .PHONY: fakecuda fakecuda-test
-fakecuda: $(FAKECUDA_LIBS) $(FAKECUDA_LINKS) $(FAKECUDA_HELPERS) $(FAKECUDA_TARGETS)
+fakecuda: $(FAKECUDA_LIBS) $(FAKECUDA_LINKS) $(FAKECUDA_HELPERS) $(FAKECUDA_TARGETS) \
+          $(FAKECUDA_DL_LIB) $(FAKECUDA_DL_HOST)
 
 fakecuda-test: fakecuda
 	bats tests/fakecuda.bats
@@ -99,6 +105,18 @@ $(FAKECUDA_TARGETS): $(FAKECUDA_TGT)/%: $(FAKECUDA_TGT_SRC)/%.cu $(FAKECUDA_OUT)
 	$(FAKECUDA_NVCC) $(FAKECUDA_NVCC_ARCH) -no-compress -cudart shared -O2 \
 	    -MMD -MP -MF $@.d -L$(FAKECUDA_OUT) -o $@ $<
 
+# The same, as a shared library for dlopen (also no rpath).
+$(FAKECUDA_DL_LIB): $(FAKECUDA_DL_SRC) $(FAKECUDA_OUT)/libcudart.so
+	@mkdir -p $(@D)
+	$(FAKECUDA_NVCC) $(FAKECUDA_NVCC_ARCH) -no-compress -cudart shared -O2 \
+	    -shared -Xcompiler -fPIC -MMD -MP -MF $@.d -L$(FAKECUDA_OUT) -o $@ $<
+
+# Plain C with only -ldl, so CUDA is loaded by nothing but its dlopen.
+$(FAKECUDA_DL_HOST): $(FAKECUDA_TGT_SRC)/dlopen_host.c
+	@mkdir -p $(@D)
+	$(FAKECUDA_CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -MMD -MP \
+	    -MF $@.d -o $@ $< -ldl
+
 -include $(FAKECUDA_DRV_OBJS:.o=.d) $(FAKECUDA_RT_OBJS:.o=.d) \
          $(FAKECUDA_CUPTI_OBJS:.o=.d) $(FAKECUDA_DUMP_OBJ:.o=.d) \
-         $(FAKECUDA_TARGETS:=.d)
+         $(FAKECUDA_TARGETS:=.d) $(FAKECUDA_DL_LIB).d $(FAKECUDA_DL_HOST).d

@@ -1,10 +1,8 @@
 /* Shared helpers for the CUDA target programs.
  *
  * The programs print what they do so tests can compare it with what a tracer
- * (or CUPTI) saw:
- *   LAUNCH name=<mangled> grid=x,y,z block=x,y,z stream=<label>
- *   MEMCPY kind=<HtoD|DtoH|DtoD> bytes=<n> stream=<label>
- *   MEMSET bytes=<n> stream=<label>
+ * (or CUPTI) saw: one LAUNCH/MEMCPY/MEMSET/ALLOC/FREE/SYNC line (or its
+ * *_FAILED form) per call of those kinds, made through calls.h, and
  *   CHECK <what> ... ok            (a verified expectation)
  *   TIMING <what>_ns=<n>           (a measured wall time, for the tests)
  * and exit 1 at the first failed expectation ("FAIL ...").  They only check
@@ -18,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "calls.h"
 
 #define CHECK(call)                                                                                \
 	do {                                                                                       \
@@ -39,13 +39,16 @@
 		}                                                                                  \
 	} while (0)
 
-#define EXPECT_ERR(call, want)                                                                     \
+/* EXPECT_ERR_AS names the check `what`: a call made through a calls.h wrapper
+ * still reads as the CUDA call it makes, which is what the tests look for. */
+#define EXPECT_ERR_AS(what, call, want)                                                            \
 	do {                                                                                       \
 		cudaError_t e_ = (call);                                                           \
-		EXPECT(e_ == (want), "%s -> %s, want %s", #call, cudaGetErrorName(e_),             \
+		EXPECT(e_ == (want), "%s -> %s, want %s", what, cudaGetErrorName(e_),              \
 		       cudaGetErrorName(want));                                                    \
-		printf("CHECK error %s = %s ok\n", #call, cudaGetErrorName(e_));                   \
+		printf("CHECK error %s = %s ok\n", what, cudaGetErrorName(e_));                    \
 	} while (0)
+#define EXPECT_ERR(call, want) EXPECT_ERR_AS(#call, call, want)
 
 static inline long long now_ns(void)
 {
@@ -67,19 +70,19 @@ __global__ void spin_kernel(long long ns)
 }
 #define SPIN_NAME "_Z11spin_kernelx"
 
-/* Tell the simulator how long spin_kernel runs (ignored by real CUDA).  An
- * explicit FAKECUDA_KERNEL_NS from the environment wins. */
-static inline void use_spin_duration(long long ns)
+/* Tell the simulator how long a kernel runs (ignored by real CUDA).  An
+ * explicit FAKECUDA_KERNEL_NS from the environment wins.  0 is taken
+ * literally: the kernel ends as it starts. */
+static inline void use_kernel_duration(const char *mangled, long long ns)
 {
-	char spec[64];
-	snprintf(spec, sizeof(spec), "%s=%lld", SPIN_NAME, ns);
+	char spec[256];
+	snprintf(spec, sizeof(spec), "%s=%lld", mangled, ns);
 	setenv("FAKECUDA_KERNEL_NS", spec, 0);
 }
 
-static inline void print_launch(const char *name, dim3 g, dim3 b, const char *stream)
+static inline void use_spin_duration(long long ns)
 {
-	printf("LAUNCH name=%s grid=%u,%u,%u block=%u,%u,%u stream=%s\n", name, g.x, g.y, g.z, b.x,
-	       b.y, b.z, stream);
+	use_kernel_duration(SPIN_NAME, ns);
 }
 
 #endif

@@ -4,8 +4,9 @@ ctypes only, the way PyTorch/Triton-style code does: the runtime creates the
 primary context, PTX is loaded with cuModuleLoadData / cuLibraryLoadData, and
 kernels are launched with cuLaunchKernel, cuLaunchKernelEx and a CUDA graph.
 
-Prints the same LAUNCH/MEMCPY/MEMSET/CHECK lines as the nvcc targets
-(see common.h) and exits 1 on the first failed expectation.  Works on the
+Prints the same LAUNCH/MEMCPY/MEMSET/ALLOC/FREE/SYNC/CHECK lines as the nvcc
+targets (see calls.h and common.h) and exits 1 on the first failed
+expectation.  Works on the
 simulator and on a real GPU (the PTX is JIT-compiled there)."""
 import ctypes as C
 import sys
@@ -33,6 +34,7 @@ cudart.cudaGetErrorName.restype = C.c_char_p
 cudart.cudaGetErrorString.restype = C.c_char_p
 
 H2D, D2H, D2D = 1, 2, 3
+KIND_NAME = {H2D: "HtoD", D2H: "DtoH", D2D: "DtoD"}
 cudaErrorInvalidValue, cudaErrorNotReady = 1, 600
 CUDA_ERROR_NOT_FOUND = 500
 
@@ -42,10 +44,60 @@ def fail(msg):
     sys.exit(1)
 
 
+def error_name(err):
+    return cudart.cudaGetErrorName(err).decode()
+
+
+def alloc_line(call, args, err):
+    return "ALLOC api=%s bytes=%d ok=%d" % (call, args[1].value, err == 0)
+
+
+def free_line(call, args, err):
+    return "FREE api=%s ok=%d" % (call, err == 0)
+
+
+def sync_line(call, args, err):
+    return "SYNC api=%s" % call
+
+
+def memcpy_line(call, args, err):
+    _dst, _src, size, kind = args
+    if err:
+        return "MEMCPY_FAILED api=%s bytes=%d error=%s" % (call, size.value, error_name(err))
+    return "MEMCPY kind=%s bytes=%d stream=default api=%s" % (KIND_NAME[kind], size.value, call)
+
+
+def memset_line(call, args, err):
+    size = args[2].value
+    if err:
+        return "MEMSET_FAILED api=%s bytes=%d error=%s" % (call, size, error_name(err))
+    return "MEMSET bytes=%d stream=default api=%s" % (size, call)
+
+
+# The line each traced runtime call prints, made by rt() itself so that no such
+# call can go unreported: a tracer's counts are compared with them exactly.
+REPORT = {
+    "cudaMalloc": alloc_line,
+    "cudaFree": free_line,
+    "cudaMemcpy": memcpy_line,
+    "cudaMemset": memset_line,
+    "cudaDeviceSynchronize": sync_line,
+    "cudaStreamSynchronize": sync_line,
+    "cudaEventSynchronize": sync_line,
+}
+
+
+TRACED = ("cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemset", "cudaStreamWaitEvent")
+
+
 def rt(call, *args, want=0):
+    if call not in REPORT and (call.startswith(TRACED) or call.endswith("Synchronize")):
+        fail("%s is traced but has no line in REPORT" % call)
     err = getattr(cudart, call)(*args)
+    if call in REPORT:
+        print(REPORT[call](call, args, err))
     if err != want:
-        fail("%s -> %s, want %d" % (call, cudart.cudaGetErrorName(err).decode(), want))
+        fail("%s -> %s, want %d" % (call, error_name(err), want))
     return err
 
 
@@ -55,9 +107,9 @@ def drv(call, *args, want=0):
         fail("%s -> CUresult %d, want %d" % (call, err, want))
 
 
-def launch_line(name, grid, block, stream):
-    print("LAUNCH name=%s grid=%d,%d,%d block=%d,%d,%d stream=%s"
-          % ((name,) + tuple(grid) + tuple(block) + (stream,)), flush=True)
+def launch_line(api, name, grid, block, stream):
+    print("LAUNCH name=%s grid=%d,%d,%d block=%d,%d,%d stream=%s api=%s"
+          % ((name,) + tuple(grid) + tuple(block) + (stream, api)), flush=True)
 
 
 def check_memory():
@@ -68,17 +120,12 @@ def check_memory():
     rt("cudaMalloc", C.byref(d_a), C.c_size_t(n))
     rt("cudaMalloc", C.byref(d_b), C.c_size_t(n))
     rt("cudaMemcpy", d_a, src, C.c_size_t(n), H2D)
-    print("MEMCPY kind=HtoD bytes=%d stream=default" % n)
     rt("cudaMemcpy", d_b, d_a, C.c_size_t(n), D2D)
-    print("MEMCPY kind=DtoD bytes=%d stream=default" % n)
     rt("cudaMemcpy", dst, d_b, C.c_size_t(n), D2H)
-    print("MEMCPY kind=DtoH bytes=%d stream=default" % n)
     if bytes(dst) != bytes(src):
         fail("round trip differs")
     rt("cudaMemset", d_b, 0x7F, C.c_size_t(4096))
-    print("MEMSET bytes=4096 stream=default")
     rt("cudaMemcpy", dst, d_b, C.c_size_t(n), D2H)
-    print("MEMCPY kind=DtoH bytes=%d stream=default" % n)
     if bytes(dst[:4096]) != b"\x7f" * 4096 or bytes(dst[4096:]) != bytes(src[4096:]):
         fail("memset result wrong")
     print("CHECK python round trip and memset ok", flush=True)
@@ -88,7 +135,7 @@ def check_memory():
     if cudart.cudaGetLastError() != cudaErrorInvalidValue or cudart.cudaGetLastError() != 0:
         fail("last error not sticky-then-cleared")
     print("CHECK python bad free = %s ok"
-          % cudart.cudaGetErrorName(cudaErrorInvalidValue).decode(), flush=True)
+          % error_name(cudaErrorInvalidValue), flush=True)
 
 
 class LaunchConfig(C.Structure):
@@ -115,7 +162,7 @@ def check_kernels(stream):
     arg0 = C.c_void_p(0)
     params = (C.c_void_p * 1)(C.cast(C.byref(arg0), C.c_void_p))
     drv("cuLaunchKernel", noop, 3, 2, 1, 64, 2, 1, 0, stream, params, None)
-    launch_line("noop_kernel", (3, 2, 1), (64, 2, 1), "s")
+    launch_line("cuLaunchKernel", "noop_kernel", (3, 2, 1), (64, 2, 1), "s")
 
     lib, kern, func = C.c_void_p(), C.c_void_p(), C.c_void_p()
     drv("cuLibraryLoadData", C.byref(lib), C.c_char_p(PTX), None, None, 0, None, None, 0)
@@ -126,7 +173,7 @@ def check_kernels(stream):
                                C.cast(C.byref(arg1), C.c_void_p))
     cfg = LaunchConfig(5, 1, 1, 128, 1, 1, 0, stream, None, 0)
     drv("cuLaunchKernelEx", C.byref(cfg), func, params2, None)
-    launch_line("fill_kernel", (5, 1, 1), (128, 1, 1), "s")
+    launch_line("cuLaunchKernelEx", "fill_kernel", (5, 1, 1), (128, 1, 1), "s")
 
     graph, node, exe = C.c_void_p(), C.c_void_p(), C.c_void_p()
     drv("cuGraphCreate", C.byref(graph), 0)
@@ -135,7 +182,7 @@ def check_kernels(stream):
     drv("cuGraphAddKernelNode_v2", C.byref(node), graph, None, C.c_size_t(0), C.byref(p))
     drv("cuGraphInstantiateWithFlags", C.byref(exe), graph, C.c_ulonglong(0))
     drv("cuGraphLaunch", exe, stream)
-    launch_line("noop_kernel", (2, 1, 1), (32, 1, 1), "s")
+    launch_line("cuGraphLaunch", "noop_kernel", (2, 1, 1), (32, 1, 1), "s")
     rt("cudaStreamSynchronize", stream)
     drv("cuGraphExecDestroy", exe)
     drv("cuGraphDestroy", graph)

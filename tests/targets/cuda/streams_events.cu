@@ -45,7 +45,7 @@ static void warm_up(void)
 	axpy(dim3(1), dim3(32), 0, "default");
 	scale2d_kernel<<<dim3(1, 1), dim3(8, 8)>>>(d_y, 8, 8);
 	print_launch("_Z14scale2d_kernelPfii", dim3(1), dim3(8, 8), "default");
-	CHECK(cudaDeviceSynchronize());
+	CHECK(sync_device());
 }
 
 static void check_overlap(void)
@@ -54,7 +54,7 @@ static void check_overlap(void)
 	spin(s1, "s1");
 	spin(s2, "s2");
 	long long launched = now_ns() - t0;
-	CHECK(cudaDeviceSynchronize());
+	CHECK(sync_device());
 	long long total = now_ns() - t0;
 	printf("TIMING overlap_launch_ns=%lld\nTIMING overlap_sync_ns=%lld\n", launched, total);
 	EXPECT(launched < SPIN_NS / 4, "launches blocked for %.3f ms", MS(launched));
@@ -74,7 +74,7 @@ static void check_fifo_and_events(void)
 	spin(s1, "s1");
 	CHECK(cudaEventRecord(b, s1));
 	EXPECT_ERR(cudaEventQuery(b), cudaErrorNotReady);
-	CHECK(cudaEventSynchronize(b));
+	CHECK(sync_event(b));
 	long long waited = now_ns() - t0;
 	float ms = 0;
 	CHECK(cudaEventElapsedTime(&ms, a, b));
@@ -96,7 +96,7 @@ static void check_queries(void)
 	EXPECT_ERR(cudaStreamQuery(s2), cudaErrorNotReady);
 	EXPECT_ERR(cudaEventQuery(e), cudaErrorNotReady);
 	long long t0 = now_ns();
-	CHECK(cudaStreamSynchronize(s2));
+	CHECK(sync_stream(s2));
 	printf("TIMING stream_sync_ns=%lld\n", now_ns() - t0);
 	EXPECT_ERR(cudaStreamQuery(s2), cudaSuccess);
 	EXPECT_ERR(cudaEventQuery(e), cudaSuccess);
@@ -112,9 +112,9 @@ static void check_cross_stream_wait(void)
 	long long t0 = now_ns();
 	spin(s1, "s1");
 	CHECK(cudaEventRecord(e, s1));
-	CHECK(cudaStreamWaitEvent(s2, e, 0));
+	CHECK(wait_event(s2, e));
 	spin(s2, "s2");
-	CHECK(cudaStreamSynchronize(s2));
+	CHECK(sync_stream(s2));
 	long long waited = now_ns() - t0;
 	printf("TIMING wait_event_ns=%lld\n", waited);
 	EXPECT(waited >= 2 * SPIN_NS, "s2 did not wait for s1: %.3f ms", MS(waited));
@@ -128,7 +128,7 @@ static void launch_mix(void)
 	scale2d_kernel<<<dim3(8, 4, 1), dim3(16, 16, 1), 0, s2>>>(d_y, 128, 64);
 	print_launch("_Z14scale2d_kernelPfii", dim3(8, 4, 1), dim3(16, 16, 1), "s2");
 	axpy(dim3(2), dim3(128), 0, "default");
-	CHECK(cudaDeviceSynchronize());
+	CHECK(sync_device());
 	printf("CHECK kernel mix ok\n");
 }
 
@@ -137,6 +137,8 @@ static void check_bad_launch(void)
 	// 2048 threads per block is over every GPU's limit: nothing runs.
 	axpy_kernel<<<1, 2048>>>(d_y, d_x, 1.0f, N);
 	EXPECT_ERR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+	print_launch_failed("_Z11axpy_kernelPfPKffi", cudaErrorInvalidConfiguration, dim3(1),
+			    dim3(2048), "default");
 	EXPECT_ERR(cudaGetLastError(), cudaSuccess);
 }
 
@@ -147,12 +149,10 @@ int main(void)
 	CHECK(cudaSetDevice(0));
 	CHECK(cudaStreamCreate(&s1));
 	CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-	CHECK(cudaMalloc(&d_x, N * sizeof(float)));
-	CHECK(cudaMalloc(&d_y, N * sizeof(float)));
-	CHECK(cudaMemset(d_x, 0, N * sizeof(float)));
-	printf("MEMSET bytes=%zu stream=default\n", N * sizeof(float));
-	CHECK(cudaMemset(d_y, 0, N * sizeof(float)));
-	printf("MEMSET bytes=%zu stream=default\n", N * sizeof(float));
+	CHECK(alloc_device(&d_x, N * sizeof(float)));
+	CHECK(alloc_device(&d_y, N * sizeof(float)));
+	CHECK(fill_sync(d_x, 0, N * sizeof(float)));
+	CHECK(fill_sync(d_y, 0, N * sizeof(float)));
 	warm_up();
 	check_overlap();
 	check_fifo_and_events();
@@ -160,8 +160,8 @@ int main(void)
 	check_cross_stream_wait();
 	launch_mix();
 	check_bad_launch();
-	CHECK(cudaFree(d_x));
-	CHECK(cudaFree(d_y));
+	CHECK(free_device(d_x));
+	CHECK(free_device(d_y));
 	CHECK(cudaStreamDestroy(s1));
 	CHECK(cudaStreamDestroy(s2));
 	printf("DONE ok\n");

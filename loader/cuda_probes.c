@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "cli.h"
+#include "cuda.skel.h"
+#include "cuda_api.h"
+#include "cuda_probes.h"
+#include "elf_symbols.h"
+#include "key_index.h"
+#include "proc_maps.h"
+#include "trace_writer.h"
+
+#define NOT_CUDA SIZE_MAX - 1 /* examined: no CUDA entry points (key_index value) */
+
+struct probed_lib {
+	uint32_t roles;
+	uint32_t probes;
+};
+
+struct cuda_probes {
+	struct cuda_bpf *skel;
+	struct trace_writer *w;
+	bool quiet, detached;
+	struct bpf_link **links;
+	size_t nlinks, links_cap;
+	struct probed_lib *libs;
+	size_t nlibs, libs_cap;
+	struct key_index files;	   /* (dev, ino) -> index in libs, or NOT_CUDA */
+	struct key_index reported; /* (pid, lib index) already written */
+	struct key_index ldso;	   /* (dev, ino) of the ld.so copies watched */
+	const char *names[];	   /* gs_cuda_probes' names, for elf_find_functions() */
+};
+
+int cuda_probes_new(struct cuda_bpf *skel, struct trace_writer *w, bool quiet,
+		    struct cuda_probes **out)
+{
+	struct cuda_probes *cp = calloc(1, sizeof(*cp) + gs_cuda_nprobes * sizeof(cp->names[0]));
+
+	if (!cp)
+		return -ENOMEM;
+	cp->skel = skel;
+	cp->w = w;
+	cp->quiet = quiet;
+	for (unsigned i = 0; i < gs_cuda_nprobes; i++)
+		cp->names[i] = gs_cuda_probes[i].name;
+	*out = cp;
+	return 0;
+}
+
+static int keep_link(struct cuda_probes *cp, struct bpf_link *link)
+{
+	if (cp->nlinks == cp->links_cap) {
+		size_t cap = cp->links_cap ? cp->links_cap * 2 : 128;
+		struct bpf_link **p = realloc(cp->links, cap * sizeof(*p));
+
+		if (!p) {
+			bpf_link__destroy(link);
+			return -ENOMEM;
+		}
+		cp->links = p;
+		cp->links_cap = cap;
+	}
+	cp->links[cp->nlinks++] = link;
+	return 0;
+}
+
+static int attach_uprobe(struct cuda_probes *cp, struct bpf_program *prog, const char *path,
+			 uint64_t offset, uint64_t cookie, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
+	struct bpf_link *link;
+
+	/* pid -1: the file's every mapping, in processes that map it later too */
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)offset, &opts);
+	if (!link)
+		return -errno;
+	return keep_link(cp, link);
+}
+
+static int attach_function(struct cuda_probes *cp, const char *path, unsigned index,
+			   uint64_t offset)
+{
+	const struct gs_cuda_probe *p = &gs_cuda_probes[index];
+	uint32_t cap = cuda_probe_capture(p);
+	uint64_t cookie = index | (uint64_t)cap << GS_CUDA_COOKIE_SHIFT;
+	struct bpf_program *ret_prog = cap & GS_CUDA_CAP_NAME ? cp->skel->progs.cuda_return_naming
+							      : cp->skel->progs.cuda_return;
+	int err = attach_uprobe(cp, cp->skel->progs.cuda_entry, path, offset, cookie, false);
+
+	err = err ?: attach_uprobe(cp, ret_prog, path, offset, cookie, true);
+	if (err)
+		gs_warn("cannot probe %s in %s: %s", p->name, path, strerror(-err));
+	else
+		gs_debug("probed %s at file offset 0x%llx", p->name, (unsigned long long)offset);
+	return err;
+}
+
+/* Which roles the file's defined functions give it; probes found are kept in `offsets`. */
+static uint32_t library_roles(const uint64_t *offsets)
+{
+	uint32_t roles = 0;
+
+	for (unsigned i = 0; i < gs_cuda_nprobes; i++)
+		if (offsets[i])
+			roles |=
+			    gs_cuda_probes[i].runtime ? GS_CUDA_LIB_RUNTIME : GS_CUDA_LIB_DRIVER;
+	return roles;
+}
+
+static bool symtab_worth_reading(pid_t pid, const char *path)
+{
+	char exe_link[64], exe[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	ssize_t n;
+
+	/* .symtab is where a statically linked runtime's symbols are: in the executable, or in a
+	 * library named for CUDA (reading every big library's .symtab would cost seconds) */
+	if (strstr(base ? base : path, "cuda"))
+		return true;
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
+	n = readlink(exe_link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return !strcmp(exe, path);
+}
+
+/* Examines a file not seen before: returns its index in libs, NOT_CUDA, or SIZE_MAX on
+ * allocation failure. */
+static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m)
+{
+	uint64_t *offsets = calloc(gs_cuda_nprobes, sizeof(*offsets));
+	char path[PATH_MAX + 32];
+	struct probed_lib *lib;
+	size_t idx = NOT_CUDA;
+	uint32_t roles;
+
+	if (!offsets)
+		return SIZE_MAX;
+	proc_maps_host_path(pid, m->path, path, sizeof(path));
+	if (elf_find_functions(path, cp->names, gs_cuda_nprobes, symtab_worth_reading(pid, m->path),
+			       offsets) <= 0 ||
+	    !(roles = library_roles(offsets)))
+		goto out;
+	if (cp->nlibs == cp->libs_cap) {
+		size_t cap = cp->libs_cap ? cp->libs_cap * 2 : 8;
+		struct probed_lib *p = realloc(cp->libs, cap * sizeof(*p));
+
+		if (!p) {
+			idx = SIZE_MAX;
+			goto out;
+		}
+		cp->libs = p;
+		cp->libs_cap = cap;
+	}
+	lib = &cp->libs[cp->nlibs];
+	*lib = (struct probed_lib){.roles = roles};
+	for (unsigned i = 0; i < gs_cuda_nprobes; i++)
+		if (offsets[i] && !attach_function(cp, path, i, offsets[i]))
+			lib->probes++;
+	idx = cp->nlibs++;
+out:
+	free(offsets);
+	return idx;
+}
+
+static int write_lib_record(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m,
+			    const struct probed_lib *lib)
+{
+	union {
+		struct gs_cuda_lib rec;
+		unsigned char bytes[sizeof(struct gs_cuda_lib) + PATH_MAX + 8];
+	} u;
+	size_t len = strlen(m->path);
+
+	memset(&u.rec, 0, sizeof(u.rec));
+	u.rec.hdr.type = GS_REC_CUDA_LIB;
+	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + len + 1);
+	u.rec.hdr.pid = u.rec.hdr.tid = (uint32_t)pid;
+	u.rec.hdr.ts = gs_monotonic_ns();
+	u.rec.dev = m->dev;
+	u.rec.ino = m->ino;
+	u.rec.roles = lib->roles;
+	u.rec.probes = lib->probes;
+	memcpy(u.rec.path, m->path, len + 1);
+	memset(u.rec.path + len + 1, 0, u.rec.hdr.size - sizeof(u.rec) - len - 1);
+	return trace_writer_append(cp->w, &u.rec.hdr);
+}
+
+static const char *roles_name(uint32_t roles)
+{
+	if (roles == (GS_CUDA_LIB_RUNTIME | GS_CUDA_LIB_DRIVER))
+		return "runtime+driver";
+	return roles & GS_CUDA_LIB_RUNTIME ? "runtime" : "driver";
+}
+
+static int report_lib(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m, size_t idx)
+{
+	const struct probed_lib *lib = &cp->libs[idx];
+	size_t dummy;
+
+	if (key_index_find(&cp->reported, (uint64_t)pid, idx, &dummy))
+		return 0;
+	if (key_index_put(&cp->reported, (uint64_t)pid, idx, idx))
+		return -ENOMEM;
+	if (!cp->quiet)
+		fprintf(stderr, "gpuspy: probing CUDA %s in pid %d: %s (%u functions)\n",
+			roles_name(lib->roles), pid, m->path, lib->probes);
+	return write_lib_record(cp, pid, m, lib);
+}
+
+static bool is_ldso(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
+}
+
+static int watch_ldso(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m)
+{
+	static const char *const names[] = {"_dl_debug_state", "_r_debug"};
+	uint64_t offsets[2];
+	char path[PATH_MAX + 32];
+	size_t dummy;
+	int err;
+
+	if (key_index_find(&cp->ldso, m->dev, m->ino, &dummy))
+		return 0;
+	if (key_index_put(&cp->ldso, m->dev, m->ino, 0))
+		return -ENOMEM;
+	proc_maps_host_path(pid, m->path, path, sizeof(path));
+	/* _r_debug is data, not a function: find _dl_debug_state, then the distance to it */
+	err = elf_find_functions(path, names, 1, false, offsets);
+	if (err <= 0) {
+		gs_warn("cannot watch %s for new libraries: no _dl_debug_state", m->path);
+		return 0;
+	}
+	err = elf_symbol_distance(path, names[0], names[1], &offsets[1]);
+	if (err) {
+		gs_warn("cannot watch %s for new libraries: no _r_debug", m->path);
+		return 0;
+	}
+	err = attach_uprobe(cp, cp->skel->progs.ldso_debug_state, path, offsets[0], offsets[1],
+			    false);
+	if (err)
+		gs_warn("cannot watch %s for new libraries: %s", m->path, strerror(-err));
+	else
+		gs_debug("watching %s for new libraries", m->path);
+	return 0;
+}
+
+struct scan_ctx {
+	struct cuda_probes *cp;
+	pid_t pid;
+	bool ldso_only;
+};
+
+static int on_mapping(void *ctx, const struct proc_mapping *m)
+{
+	struct scan_ctx *c = ctx;
+	struct cuda_probes *cp = c->cp;
+	size_t idx;
+
+	if (!m->exec)
+		return 0;
+	if (is_ldso(m->path))
+		return watch_ldso(cp, c->pid, m);
+	if (c->ldso_only)
+		return 0;
+	if (!key_index_find(&cp->files, m->dev, m->ino, &idx)) {
+		idx = examine_file(cp, c->pid, m);
+		if (idx == SIZE_MAX || key_index_put(&cp->files, m->dev, m->ino, idx))
+			return -ENOMEM;
+	}
+	return idx == NOT_CUDA ? 0 : report_lib(cp, c->pid, m, idx);
+}
+
+int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
+{
+	struct scan_ctx c = {.cp = cp, .pid = pid};
+
+	return cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
+}
+
+int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid)
+{
+	struct scan_ctx c = {.cp = cp, .pid = pid, .ldso_only = true};
+
+	return proc_maps_for_each(pid, on_mapping, &c);
+}
+
+void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
+{
+	int err = cuda_probes_scan(cp, pid);
+
+	if (err && err != -ENOENT)
+		gs_warn("cannot probe new libraries of pid %d: %s", pid, strerror(-err));
+	/* resume it whatever happened: BPF stopped it only for this */
+	kill(pid, SIGCONT);
+}
+
+void cuda_probes_detach(struct cuda_probes *cp)
+{
+	if (!cp)
+		return;
+	for (size_t i = 0; i < cp->nlinks; i++)
+		bpf_link__destroy(cp->links[i]);
+	cp->nlinks = 0;
+	cp->detached = true;
+}
+
+void cuda_probes_free(struct cuda_probes *cp)
+{
+	if (!cp)
+		return;
+	cuda_probes_detach(cp);
+	free(cp->links);
+	free(cp->libs);
+	key_index_free(&cp->files);
+	key_index_free(&cp->reported);
+	key_index_free(&cp->ldso);
+	free(cp);
+}

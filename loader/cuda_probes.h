@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Finds the CUDA libraries a process has mapped (libcudart, libcuda, or a runtime linked
+ * statically into the executable or another library, recognised by its symbols) and attaches
+ * the CUDA component's uprobes to them: once per (device, inode), for every process that maps
+ * the file, since BPF filters by the traced set. Also watches each process's ld.so, so a CUDA
+ * library that is loaded later is probed before its code runs (bpf/cuda.bpf.c holds the
+ * process; cuda_probes_libs_changed() probes and resumes it).
+ */
+#ifndef GPUSPY_CUDA_PROBES_H
+#define GPUSPY_CUDA_PROBES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct cuda_bpf;
+struct cuda_probes;
+struct trace_writer;
+
+/* `quiet`: no "probing CUDA in pid ..." lines on stderr (-q). 0 or -errno. */
+int cuda_probes_new(struct cuda_bpf *skel, struct trace_writer *w, bool quiet,
+		    struct cuda_probes **out);
+/* Probes the CUDA libraries `pid` maps now and watches its ld.so; writes a GS_REC_CUDA_LIB
+ * record per library the first time this process is seen with it. 0 or -errno (-ENOENT: the
+ * process is gone). */
+int cuda_probes_scan(struct cuda_probes *cp, pid_t pid);
+/* Watches the ld.so of `pid` only (gpuspy's own: the one a launched command will use). */
+int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid);
+/* ld.so has mapped new objects in `pid`, which BPF stopped: probe them, then resume it. */
+void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid);
+/* Detaches every uprobe; later calls only resume held processes. */
+void cuda_probes_detach(struct cuda_probes *cp);
+void cuda_probes_free(struct cuda_probes *cp);
+
+#endif /* GPUSPY_CUDA_PROBES_H */

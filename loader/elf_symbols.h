@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Function symbols of an ELF file, for probing: file offsets of named functions (what a uprobe
+ * attaches to) and the function at a file offset (naming a kernel's host stub). Versioned
+ * names resolve to their default version; .symtab is read only when asked, because it is
+ * large in big libraries and only needed for objects that link CUDA statically.
+ */
+#ifndef GPUSPY_ELF_SYMBOLS_H
+#define GPUSPY_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Looks up `n` function names; offsets[i] is the file offset of names[i], or 0 when the file
+ * does not define it. Returns how many were found, or -errno (not an ELF file: -ENOEXEC). */
+int elf_find_functions(const char *path, const char *const *names, size_t n, bool use_symtab,
+		       uint64_t *offsets);
+/* The function whose code holds `file_offset` (.symtab first, then .dynsym) into `name`.
+ * Returns 0, -ENOENT when no symbol covers it, or -errno. */
+int elf_function_at(const char *path, uint64_t file_offset, char *name, size_t len);
+
+/* vaddr(to) - vaddr(from) for two exported symbols of any type (the load bias cancels, so
+ * this is also their distance in memory). 0, -ENOENT, or -errno. */
+int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta);
+
+#endif /* GPUSPY_ELF_SYMBOLS_H */
