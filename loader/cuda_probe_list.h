@@ -29,8 +29,11 @@ CUDA_PROBE(CUDA, cuGraphLaunch, GRAPH_LAUNCH)
 CUDA_PROBE(CUDA, cuGraphLaunch_ptsz, GRAPH_LAUNCH)
 
 /* Kernel names.  Launch arguments carry only handles; these calls bind a
- * handle (host stub, CUfunction, CUkernel) to its mangled device name. */
+ * handle (host stub, CUfunction, CUkernel) to its mangled device name, or
+ * one handle to another: nvcc 13's stubs launch the cudaKernel_t that
+ * __cudaGetKernel returns for the host stub, not the stub itself. */
 CUDA_PROBE(CUDART, __cudaRegisterFunction, NAME_STUB)
+CUDA_PROBE(CUDART, __cudaGetKernel, KERNEL_FUNCTION)
 CUDA_PROBE(CUDA, cuModuleGetFunction, NAME_FUNCTION)
 CUDA_PROBE(CUDA, cuLibraryGetKernel, NAME_KERNEL)
 CUDA_PROBE(CUDA, cuKernelGetFunction, KERNEL_FUNCTION)

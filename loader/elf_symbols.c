@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "elf_symbols.h"
@@ -215,4 +216,52 @@ int elf_symbol_distance(const char *path, const char *from, const char *to, uint
 		return -ENOENT;
 	*delta = b.vaddr - a.vaddr;
 	return 0;
+}
+
+struct stub_ctx {
+	elf_stub_fn fn;
+	void *ctx;
+	uint64_t bias; /* run-time address - link-time address */
+};
+
+/* nvcc keeps each kernel's launch handle in a static of its device stub:
+ * _ZZ<n>__device_stub__<kernel's mangled name without the leading '_'><params>E8__handle.
+ * The stub's own name, after the prefix, is the kernel's name ("Z11tick_kernelPj", or an
+ * extern "C" kernel's plain name). */
+static int match_stub_handle(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	static const char prefix[] = "__device_stub__";
+	struct stub_ctx *c = ctx;
+	char kernel[512];
+	const char *p;
+	char *end;
+	unsigned long len;
+
+	if (strncmp(name, "_ZZ", 3) || GELF_ST_TYPE(sym->st_info) != STT_OBJECT ||
+	    sym->st_size != sizeof(uint64_t) || !strstr(name, "E8__handle"))
+		return 0;
+	len = strtoul(name + 3, &end, 10);
+	p = end;
+	if (len <= sizeof(prefix) - 1 || strlen(p) < len || strncmp(p, prefix, sizeof(prefix) - 1))
+		return 0;
+	p += sizeof(prefix) - 1;
+	len -= sizeof(prefix) - 1;
+	snprintf(kernel, sizeof(kernel), "%s%.*s", p[0] == 'Z' && p[1] >= '0' && p[1] <= '9' ? "_" : "",
+		 (int)len, p);
+	return c->fn(c->ctx, kernel, sym->st_value + c->bias);
+}
+
+int elf_stub_handles(const char *path, uint64_t map_start, uint64_t map_offset, elf_stub_fn fn,
+		     void *ctx)
+{
+	struct stub_ctx c = {.fn = fn, .ctx = ctx};
+	struct elf_file f;
+	int err = elf_file_open(path, &f);
+
+	if (err)
+		return err;
+	c.bias = map_start - offset_to_vaddr(f.elf, map_offset);
+	err = for_each_symbol(f.elf, SHT_SYMTAB, true, match_stub_handle, &c);
+	elf_file_close(&f);
+	return err < 0 ? err : 0;
 }

@@ -24,4 +24,12 @@ int elf_function_at(const char *path, uint64_t file_offset, char *name, size_t l
  * this is also their distance in memory). 0, -ENOENT, or -errno. */
 int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta);
 
+/* Called with a kernel's mangled name and the run-time address of the static where nvcc's
+ * stub caches its launch handle; a negative return stops and is returned. */
+typedef int (*elf_stub_fn)(void *ctx, const char *kernel, uint64_t addr);
+/* Every nvcc launch-handle static in .symtab, for the file mapped at `map_start` from file
+ * offset `map_offset`. 0 or -errno. */
+int elf_stub_handles(const char *path, uint64_t map_start, uint64_t map_offset, elf_stub_fn fn,
+		     void *ctx);
+
 #endif /* GPUSPY_ELF_SYMBOLS_H */

@@ -20,7 +20,7 @@ enum gs_cuda_class {
 	GS_CUDA_NAME_STUB,	  /* __cudaRegisterFunction(handle, hostFun, deviceFun, ...) */
 	GS_CUDA_NAME_FUNCTION,	  /* (CUfunction *, CUmodule, name) */
 	GS_CUDA_NAME_KERNEL,	  /* (CUkernel *, CUlibrary, name) */
-	GS_CUDA_KERNEL_FUNCTION,  /* (CUfunction *, CUkernel) */
+	GS_CUDA_KERNEL_FUNCTION,  /* (handle *out, handle): out stands for the other one */
 	GS_CUDA_MEMCPY_RT,	  /* (dst, src, bytes, kind) */
 	GS_CUDA_MEMCPY_RT_ASYNC,  /* (dst, src, bytes, kind, stream) */
 	GS_CUDA_MEMSET_RT,	  /* (ptr, value, bytes) */
@@ -86,7 +86,9 @@ struct gs_cuda_probe {
 struct cuda_call_info {
 	const struct gs_cuda_probe *probe;
 	enum gs_cuda_op op;
-	uint64_t func; /* launches: host stub, CUfunction or CUkernel; graphs: the exec */
+	/* launches: host stub, CUfunction or CUkernel; graphs: the exec; naming calls: the
+	 * handle named or made (0 when the call failed) */
+	uint64_t func;
 	uint32_t grid[3], block[3];
 	uint64_t shmem;
 	uint64_t stream;
