@@ -18,7 +18,10 @@ const volatile __u64 span_threshold_ns = 1000;
 #define __NR_creat_x86_64   85
 #define __NR_openat_x86_64  257
 #define __NR_openat2_x86_64 437
-#define AT_FDCWD_VALUE	    -100
+/* Since Linux 6.11 a uretprobe's trampoline returns through this syscall: gpuspy's own CUDA
+ * return probes, not the program's doing, so it is neither counted nor spanned. */
+#define __NR_uretprobe_x86_64 335
+#define AT_FDCWD_VALUE	      -100
 
 struct inflight {
 	__u64 start_ns;
@@ -294,6 +297,8 @@ int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 	struct task_struct *task;
 	struct inflight *in;
 
+	if (id == __NR_uretprobe_x86_64)
+		return 0;
 	if (!is_traced(tgid, tid)) {
 		if (!launch_tgid || tid != launch_tgid || id != __NR_execve_x86_64)
 			return 0;

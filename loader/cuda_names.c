@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "cuda_api.h"
 #include "cuda_names.h"
 #include "elf_symbols.h"
@@ -13,7 +14,7 @@
 #include "trace_writer.h"
 
 struct cuda_names {
-	struct key_index known;	 /* (pid, handle): named, or an ELF lookup was tried */
+	struct key_index known;	  /* (pid, handle): named, or an ELF lookup was tried */
 	struct key_index scanned; /* (pid, 0): its launch-handle statics were read */
 };
 
@@ -96,9 +97,8 @@ static int on_stub_handle(void *ctx, const char *kernel, uint64_t addr)
 	uint64_t handle = 0;
 	size_t dummy;
 
-	if (pread(s->mem_fd, &handle, sizeof(handle), (off_t)addr) !=
-		sizeof(handle) ||
-	    !handle || key_index_find(&s->n->known, s->like->pid, handle, &dummy))
+	if (pread(s->mem_fd, &handle, sizeof(handle), (off_t)addr) != sizeof(handle) || !handle ||
+	    key_index_find(&s->n->known, s->like->pid, handle, &dummy))
 		return 0; /* that kernel was never launched: no handle yet */
 	s->err = remember(s->n, s->like->pid, handle);
 	s->err = s->err ?: write_name(s->w, s->like, handle, GS_CUDA_NAME_ELF, kernel);
@@ -142,6 +142,13 @@ static int name_stub_handles(struct cuda_names *n, struct trace_writer *w,
 	close(s.mem_fd);
 	key_index_free(&s.files);
 	return err == -ENOMEM || s.err ? (s.err ?: err) : 0;
+}
+
+int cuda_names_scan_process(struct cuda_names *n, struct trace_writer *w, pid_t pid)
+{
+	struct gs_hdr like = {.pid = (uint32_t)pid, .tid = (uint32_t)pid, .ts = gs_monotonic_ns()};
+
+	return name_stub_handles(n, w, &like);
 }
 
 int cuda_names_note_call(struct cuda_names *n, struct trace_writer *w,

@@ -18,6 +18,9 @@ void cuda_names_free(struct cuda_names *n);
 /* BPF's fixed-size name record: checked, compacted, written, remembered. 0 or -errno. */
 int cuda_names_from_bpf(struct cuda_names *n, struct trace_writer *w,
 			const struct gs_cuda_name *rec);
+/* Names the launch handles a running process obtained before gpuspy attached (nvcc's stubs
+ * keep them in statics), while it is sure to exist. 0 or -errno (a write error). */
+int cuda_names_scan_process(struct cuda_names *n, struct trace_writer *w, pid_t pid);
 /* A call record just written: names its launch's host stub from ELF symbols when nothing
  * named it yet (tried once per stub). 0 or -errno (a write error). */
 int cuda_names_note_call(struct cuda_names *n, struct trace_writer *w,

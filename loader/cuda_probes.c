@@ -259,6 +259,7 @@ struct scan_ctx {
 	struct cuda_probes *cp;
 	pid_t pid;
 	bool ldso_only;
+	uint32_t roles; /* of the CUDA libraries found */
 };
 
 static int on_mapping(void *ctx, const struct proc_mapping *m)
@@ -278,14 +279,18 @@ static int on_mapping(void *ctx, const struct proc_mapping *m)
 		if (idx == SIZE_MAX || key_index_put(&cp->files, m->dev, m->ino, idx))
 			return -ENOMEM;
 	}
-	return idx == NOT_CUDA ? 0 : report_lib(cp, c->pid, m, idx);
+	if (idx == NOT_CUDA)
+		return 0;
+	c->roles |= cp->libs[idx].roles;
+	return report_lib(cp, c->pid, m, idx);
 }
 
 int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
 {
 	struct scan_ctx c = {.cp = cp, .pid = pid};
+	int err = cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
 
-	return cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
+	return err ? err : (int)c.roles;
 }
 
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid)
@@ -299,7 +304,7 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
 {
 	int err = cuda_probes_scan(cp, pid);
 
-	if (err && err != -ENOENT)
+	if (err < 0 && err != -ENOENT)
 		gs_warn("cannot probe new libraries of pid %d: %s", pid, strerror(-err));
 	/* resume it whatever happened: BPF stopped it only for this */
 	kill(pid, SIGCONT);

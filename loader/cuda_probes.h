@@ -21,8 +21,8 @@ struct trace_writer;
 int cuda_probes_new(struct cuda_bpf *skel, struct trace_writer *w, bool quiet,
 		    struct cuda_probes **out);
 /* Probes the CUDA libraries `pid` maps now and watches its ld.so; writes a GS_REC_CUDA_LIB
- * record per library the first time this process is seen with it. 0 or -errno (-ENOENT: the
- * process is gone). */
+ * record per library the first time this process is seen with it. Returns the
+ * gs_cuda_lib_role bits of what it maps, or -errno (-ENOENT: the process is gone). */
 int cuda_probes_scan(struct cuda_probes *cp, pid_t pid);
 /* Watches the ld.so of `pid` only (gpuspy's own: the one a launched command will use). */
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid);

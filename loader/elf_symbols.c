@@ -246,8 +246,8 @@ static int match_stub_handle(void *ctx, const char *name, const GElf_Sym *sym)
 		return 0;
 	p += sizeof(prefix) - 1;
 	len -= sizeof(prefix) - 1;
-	snprintf(kernel, sizeof(kernel), "%s%.*s", p[0] == 'Z' && p[1] >= '0' && p[1] <= '9' ? "_" : "",
-		 (int)len, p);
+	snprintf(kernel, sizeof(kernel), "%s%.*s",
+		 p[0] == 'Z' && p[1] >= '0' && p[1] <= '9' ? "_" : "", (int)len, p);
 	return c->fn(c->ctx, kernel, sym->st_value + c->bias);
 }
 

@@ -4,9 +4,13 @@
  * execve; -a traces everything, so only names are collected. The CUDA libraries each target
  * has mapped are probed here; later ones through ld.so (cuda_probes.h). */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 #include "bpf_session.h"
+#include "cli.h"
+#include "cuda_names.h"
 #include "cuda_probes.h"
+#include "trace_format.h"
 #include "procfs.h"
 #include "recorder.h"
 
@@ -18,12 +22,21 @@ static int trace_thread(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return err ?: recorder_write_comm(r, pid, tid, comm);
 }
 
-/* The CUDA libraries a target has mapped already; one that exited meanwhile is not an error. */
+/* The CUDA libraries a target has mapped already, and the kernel handles its runtime handed
+ * out before now. A process whose maps cannot be read (it exited, or it is a kernel thread)
+ * is traced without CUDA probes; only running out of memory or a write error stops the
+ * recording. */
 static int probe_cuda(struct recorder *r, pid_t pid)
 {
-	int err = r->cuda ? cuda_probes_scan(r->cuda, pid) : 0;
+	int roles = r->cuda ? cuda_probes_scan(r->cuda, pid) : 0;
 
-	return err == -ENOENT ? 0 : err;
+	if (roles < 0 && roles != -ENOMEM) {
+		gs_debug("cannot look for CUDA libraries in pid %d: %s", pid, strerror(-roles));
+		return 0;
+	}
+	if (roles & GS_CUDA_LIB_RUNTIME)
+		return cuda_names_scan_process(r->cuda_names, r->writer, pid);
+	return roles < 0 ? roles : 0;
 }
 
 static int trace_process(void *ctx, pid_t pid)

@@ -104,6 +104,8 @@ launches_of() { # TRACE MANGLED [PID]
 	wait "$LOOP_PID"
 	grep -q "DONE ok" "$WORK/a.out"
 	[ "$(launches_of "$WORK/t.gpuspy" _Z11tick_kernelPj)" -eq 7 ]
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report cuda_launches
+	[[ "$output" == *"unnamed kernel launches: 0"* ]]
 	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_api_sum --format json |
 		jq -e '(.[] | select(.name == "cudaMemcpyAsync") | .calls == 7) and (.[] | select(.name == "cudaStreamSynchronize") | .calls == 7)'
 }
