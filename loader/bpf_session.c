@@ -8,6 +8,7 @@
 #include "bpf_session.h"
 #include "cli.h"
 #include "stats_dump.h"
+#include "uprobe_multi.h"
 #include "osrt.skel.h"
 #include "sched.skel.h"
 #include "cuda.skel.h"
@@ -132,6 +133,13 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 		return err;
 	}
 	CONFIGURE_RODATA(s->cuda, cfg);
+	/* the API probes attach through uprobe_multi links (cuda_probes.c); ld.so's stays a
+	 * perf-event uprobe, which needs the program's address (PT_REGS_IP) */
+	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_entry, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_return,
+					      GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_return_naming,
+					      GS_BPF_TRACE_UPROBE_MULTI);
 	err = share_common_maps(s->cuda->obj, s->osrt->obj);
 	if (err)
 		return err;

@@ -14,6 +14,7 @@
 #include "key_index.h"
 #include "proc_maps.h"
 #include "trace_writer.h"
+#include "uprobe_multi.h"
 
 #define NOT_CUDA SIZE_MAX - 1 /* examined: no CUDA entry points (key_index value) */
 
@@ -26,8 +27,10 @@ struct cuda_probes {
 	struct cuda_bpf *skel;
 	struct trace_writer *w;
 	bool quiet, detached;
-	struct bpf_link **links;
+	struct bpf_link **links; /* ld.so watches */
 	size_t nlinks, links_cap;
+	int *fds; /* uprobe_multi links on CUDA libraries */
+	size_t nfds, fds_cap;
 	struct probed_lib *libs;
 	size_t nlibs, libs_cap;
 	struct key_index files;	   /* (dev, ino) -> index in libs, or NOT_CUDA */
@@ -82,21 +85,81 @@ static int attach_uprobe(struct cuda_probes *cp, struct bpf_program *prog, const
 	return keep_link(cp, link);
 }
 
-static int attach_function(struct cuda_probes *cp, const char *path, unsigned index,
-			   uint64_t offset)
+static int keep_fd(struct cuda_probes *cp, int fd)
 {
-	const struct gs_cuda_probe *p = &gs_cuda_probes[index];
-	uint32_t cap = cuda_probe_capture(p);
-	uint64_t cookie = index | (uint64_t)cap << GS_CUDA_COOKIE_SHIFT;
-	struct bpf_program *ret_prog = cap & GS_CUDA_CAP_NAME ? cp->skel->progs.cuda_return_naming
-							      : cp->skel->progs.cuda_return;
-	int err = attach_uprobe(cp, cp->skel->progs.cuda_entry, path, offset, cookie, false);
+	if (cp->nfds == cp->fds_cap) {
+		size_t cap = cp->fds_cap ? cp->fds_cap * 2 : 16;
+		int *p = realloc(cp->fds, cap * sizeof(*p));
 
-	err = err ?: attach_uprobe(cp, ret_prog, path, offset, cookie, true);
-	if (err)
-		gs_warn("cannot probe %s in %s: %s", p->name, path, strerror(-err));
-	else
-		gs_debug("probed %s at file offset 0x%llx", p->name, (unsigned long long)offset);
+		if (!p) {
+			close(fd);
+			return -ENOMEM;
+		}
+		cp->fds = p;
+		cp->fds_cap = cap;
+	}
+	cp->fds[cp->nfds++] = fd;
+	return 0;
+}
+
+/* One uprobe_multi link for the probes of `offsets` that `want` selects (0 offsets: none). */
+static int attach_group(struct cuda_probes *cp, struct bpf_program *prog, const char *path,
+			const uint64_t *offsets, bool retprobe, bool (*want)(uint32_t cap))
+{
+	uint64_t addrs[gs_cuda_nprobes], cookies[gs_cuda_nprobes];
+	uint32_t n = 0;
+	int fd;
+
+	for (unsigned i = 0; i < gs_cuda_nprobes; i++) {
+		uint32_t cap = cuda_probe_capture(&gs_cuda_probes[i]);
+
+		if (!offsets[i] || !want(cap))
+			continue;
+		addrs[n] = offsets[i];
+		cookies[n++] = i | (uint64_t)cap << GS_CUDA_COOKIE_SHIFT;
+	}
+	if (!n)
+		return 0;
+	fd = uprobe_multi_attach(bpf_program__fd(prog), path, addrs, cookies, n, retprobe);
+	return fd < 0 ? fd : keep_fd(cp, fd);
+}
+
+static bool any_probe(uint32_t cap)
+{
+	(void)cap;
+	return true;
+}
+
+static bool plain_return(uint32_t cap)
+{
+	return !(cap & GS_CUDA_CAP_NAME);
+}
+
+static bool naming_return(uint32_t cap)
+{
+	return cap & GS_CUDA_CAP_NAME;
+}
+
+/* Entry probes on every function found, returns split between the plain program and the
+ * sleepable one that copies kernel names. */
+static int attach_library(struct cuda_probes *cp, const char *path, const uint64_t *offsets)
+{
+	struct cuda_bpf *skel = cp->skel;
+	int err = attach_group(cp, skel->progs.cuda_entry, path, offsets, false, any_probe);
+
+	err = err ?: attach_group(cp, skel->progs.cuda_return, path, offsets, true, plain_return);
+	err = err
+		  ?: attach_group(cp, skel->progs.cuda_return_naming, path, offsets, true,
+				  naming_return);
+	if (err == -EINVAL || err == -EOPNOTSUPP)
+		gs_warn("cannot probe %s: this kernel has no uprobe_multi links (Linux 6.6+)",
+			path);
+	else if (err)
+		gs_warn("cannot probe %s: %s", path, strerror(-err));
+	for (unsigned i = 0; i < gs_cuda_nprobes && !err; i++)
+		if (offsets[i])
+			gs_debug("probed %s at file offset 0x%llx", gs_cuda_probes[i].name,
+				 (unsigned long long)offsets[i]);
 	return err;
 }
 
@@ -160,9 +223,9 @@ static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_
 	}
 	lib = &cp->libs[cp->nlibs];
 	*lib = (struct probed_lib){.roles = roles};
-	for (unsigned i = 0; i < gs_cuda_nprobes; i++)
-		if (offsets[i] && !attach_function(cp, path, i, offsets[i]))
-			lib->probes++;
+	if (!attach_library(cp, path, offsets))
+		for (unsigned i = 0; i < gs_cuda_nprobes; i++)
+			lib->probes += offsets[i] != 0;
 	idx = cp->nlibs++;
 out:
 	free(offsets);
@@ -316,7 +379,9 @@ void cuda_probes_detach(struct cuda_probes *cp)
 		return;
 	for (size_t i = 0; i < cp->nlinks; i++)
 		bpf_link__destroy(cp->links[i]);
-	cp->nlinks = 0;
+	for (size_t i = 0; i < cp->nfds; i++)
+		close(cp->fds[i]);
+	cp->nlinks = cp->nfds = 0;
 	cp->detached = true;
 }
 
@@ -326,6 +391,7 @@ void cuda_probes_free(struct cuda_probes *cp)
 		return;
 	cuda_probes_detach(cp);
 	free(cp->links);
+	free(cp->fds);
 	free(cp->libs);
 	key_index_free(&cp->files);
 	key_index_free(&cp->reported);

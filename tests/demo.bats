@@ -18,5 +18,12 @@ load helpers
 	# the CUDA program ran on the simulated GPU and its syncs blocked the thread off CPU
 	[[ "$output" == *"DONE ok"* ]]
 	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report offcpu --format json |
-		jq -e '.[] | select(.thread == "streams_events") | .sleeping_ns > 100000000' 
+		jq -e '.[] | select(.thread == "streams_events") | .sleeping_ns > 100000000'
+	# ... and its CUDA calls were probed: kernels by name, synchronisations, GPU memory
+	[[ "$output" == *"gpuspy: probing CUDA runtime in pid"* ]]
+	[[ "$output" == *"** cuda_api_sum"* && "$output" == *"** cuda_launches"* && "$output" == *"** gpu_mem"* ]]
+	[[ "$output" == *"spin_kernel(long long)"* && "$output" == *"cudaDeviceSynchronize"* ]]
+	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_launches --format json |
+		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .launches == 8'
+	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/cuda.json"
 }

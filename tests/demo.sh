@@ -12,12 +12,18 @@ echo "== gpuspy record: a toy training loop with two data-loader worker processe
 echo
 echo "== gpuspy report: OS-runtime summary, off-CPU time per thread, processes"
 "$build/gpuspy" report "$out/demo.gpuspy" --report osrt_sum,offcpu,processes --limit 12
-echo "== gpuspy record: an nvcc-built CUDA program on the simulated GPU (tests/fakecuda)"
-echo "   (its synchronising calls block for the simulated kernel and copy time)"
-"$build/gpuspy" record -q -f -o "$out/cuda.gpuspy" -- \
-	env LD_LIBRARY_PATH="$build/fakecuda" "$build/targets/cuda/streams_events" | tail -n 1
-"$build/gpuspy" report "$out/cuda.gpuspy" --report osrt_sum,offcpu --limit 3
+echo "== gpuspy record: an nvcc-built CUDA program on the simulated GPU (tests/fakecuda);"
+echo "   libcudart and libcuda are found and probed as the program starts"
+"$build/gpuspy" record -f -o "$out/cuda.gpuspy" -- \
+	env LD_LIBRARY_PATH="$build/fakecuda" "$build/targets/cuda/streams_events" 2>&1 |
+	grep -E '^(gpuspy: probing|DONE)'
+echo
+echo "== gpuspy report: CUDA API calls (host time, errors), kernels by name, GPU memory;"
+echo "   its synchronising calls block the thread off-CPU for the simulated kernel time"
+"$build/gpuspy" report "$out/cuda.gpuspy" --report cuda_api_sum,cuda_launches,gpu_mem,offcpu --limit 6
+"$build/gpuspy" export "$out/cuda.gpuspy" --format chrome -o "$out/cuda.json"
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
 echo "trace:    $out/demo.gpuspy"
 echo "timeline: $out/demo.json  (open it in https://ui.perfetto.dev)"
+echo "CUDA timeline: $out/cuda.json  (CUDA API spans with kernel names, GPU memory counter)"

@@ -1,0 +1,25 @@
+# Benchmark tools that need BPF, included from the top-level Makefile after its variables and
+# pattern rules. bench/run.sh and bench/cuda_bench.sh use them.
+#
+#   $(BUILD)/bench/empty_probes   empty entry + return uprobes on the CUDA API (the floor that
+#                                 gpuspy's CUDA tracing cost is measured against)
+
+BENCH_TOOLS := $(BUILD)/bench/empty_probes
+
+# The Makefile's `bench/*.c` wildcard also matches the BPF source: its object is not a program.
+BENCH_BINS := $(filter-out %.bpf,$(BENCH_BINS))
+
+$(BUILD)/bench/empty_probes.bpf.o: bench/empty_probes.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/empty_probes.skel.h: $(BUILD)/bench/empty_probes.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name empty_probes_bpf > $@
+
+$(BUILD)/bench/empty_probes: bench/empty_probes.c $(BUILD)/empty_probes.skel.h loader/cuda_probe_list.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< $(LDLIBS) -o $@
+
+-include $(BUILD)/bench/empty_probes.bpf.d $(BUILD)/bench/empty_probes.d

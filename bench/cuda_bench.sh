@@ -1,0 +1,143 @@
+#!/bin/sh
+# gpuspy CUDA API tracing benchmark: ns per kernel launch untraced, with the floor (empty entry +
+# return uprobes on the same CUDA functions, bench/empty_probes) and under gpuspy record, all in
+# one run; gpuspy's added cost is reported as a ratio to the floor's. Then sustained launches/s
+# and the loss count under a small ring buffer. Results go to stdout as README-ready lines.
+# The programs run against the simulated CUDA stack ($BUILD/fakecuda, `make fakecuda`).
+# usage: bench/cuda_bench.sh BUILD_DIR [LAUNCHES] [REPEATS]     (as root)
+set -eu
+usage="usage: bench/cuda_bench.sh BUILD_DIR [LAUNCHES] [REPEATS]"
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+	echo "$usage" >&2
+	exit 1
+fi
+build=$1
+launches=${2:-200000}
+repeats=${3:-5}
+gpuspy=$build/gpuspy
+bench=$build/targets/cuda/launch_bench
+floor=$build/bench/empty_probes
+libs=$build/fakecuda
+work=$(mktemp -d)
+probes=
+
+fail() {
+	echo "cuda_bench: $*" >&2
+	exit 1
+}
+
+# Detaching is slow (each uprobe waits for an RCU grace period: seconds for ~100 probes), so the
+# floor is attached once for all its repeats, and stopped on every exit path.
+stop_floor() {
+	if [ -n "${floor_pid:-}" ]; then
+		kill -TERM "$floor_pid" 2> /dev/null || true
+		wait "$floor_pid" || echo "cuda_bench: empty_probes exited with status $?" >&2
+		floor_pid=
+	fi
+}
+trap 'stop_floor; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+case $launches in '' | *[!0-9]* | 0*) fail "LAUNCHES must be a positive integer: $launches" ;; esac
+case $repeats in '' | *[!0-9]* | 0*) fail "REPEATS must be a positive integer: $repeats" ;; esac
+[ "$(id -u)" -eq 0 ] || fail "must run as root (uprobes)"
+for f in "$bench" "$floor"; do
+	[ -x "$f" ] || fail "$f not found: build it first"
+done
+for f in "$libs/libcudart.so.13" "$libs/libcuda.so.1"; do
+	[ -f "$f" ] || fail "$f not found: run make fakecuda"
+done
+
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+
+# best (lowest) ns/launch over the repeats of a command line; empty if any run fails
+best_ns() {
+	best=
+	i=0
+	while [ $i -lt "$repeats" ]; do
+		"$@" > "$work/run.out" 2> "$work/run.err" || {
+			echo "cuda_bench: failed ($?): $*" >&2
+			sed 's/^/  /' "$work/run.err" | tail -5 >&2
+			return 0
+		}
+		ns=$(field ns_per_launch < "$work/run.out")
+		[ -n "$ns" ] || {
+			echo "cuda_bench: no ns_per_launch from: $*" >&2
+			return 0
+		}
+		best=$(echo "$ns ${best:-$ns}" | awk '{ print ($1 < $2) ? $1 : $2 }')
+		i=$((i + 1))
+	done
+	echo "$best"
+}
+
+workload() { env LD_LIBRARY_PATH="$libs" "$bench" "$launches"; }
+
+echo "machine: $(nproc) CPUs, kernel $(uname -r), $launches launches, best of $repeats"
+
+# (a) untraced
+plain=$(best_ns workload)
+[ -n "$plain" ] || fail "the untraced workload failed"
+
+# (b) the floor: empty programs on entry and return of every probed function of both libraries
+"$floor" "$libs/libcudart.so.13" "$libs/libcuda.so.1" 2> "$work/floor.err" &
+floor_pid=$!
+while ! grep -q attached "$work/floor.err"; do
+	if ! kill -0 "$floor_pid" 2> /dev/null; then
+		wait "$floor_pid" || true
+		floor_pid=
+		fail "empty_probes did not attach: $(tail -1 "$work/floor.err")"
+	fi
+	sleep 0.01
+done
+probes=$(sed -n 's/.*attached \([0-9]*\) probes.*/\1/p' "$work/floor.err")
+empty=$(best_ns workload)
+stop_floor
+[ -n "$empty" ] || fail "the workload failed under empty_probes"
+
+# (c) gpuspy
+traced=
+if [ -x "$gpuspy" ]; then
+	traced=$(best_ns "$gpuspy" record -q -f -o "$work/c.gpuspy" -- \
+		env LD_LIBRARY_PATH="$libs" "$bench" "$launches")
+else
+	echo "cuda_bench: $gpuspy not found: gpuspy not measured" >&2
+fi
+
+awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" 'BEGIN {
+	printf "untraced:                           %8.1f ns/launch\n", p
+	printf "floor (empty entry+return uprobes): %8.1f ns/launch  +%.0f ns/launch  (%d probes)\n", \
+		e, e - p, n
+	if (t == "") {
+		print "gpuspy record:                      not measured"
+		exit
+	}
+	printf "gpuspy record:                      %8.1f ns/launch  +%.0f ns/launch\n", t, t - p
+	if (e - p > 0)
+		printf "gpuspy added cost / floor added cost: %.2fx\n", (t - p) / (e - p)
+	else
+		print "gpuspy added cost / floor added cost: n/a (the floor added no measurable cost)"
+}'
+
+# sustained launches/s with a small ring buffer, and what it lost
+[ -x "$gpuspy" ] || exit 0
+if "$gpuspy" record -f --buffer-size 64 -o "$work/e.gpuspy" -- \
+	env LD_LIBRARY_PATH="$libs" "$bench" "$launches" > "$work/e.out" 2> "$work/e.err"; then
+	secs=$(field seconds < "$work/e.out")
+	wrote='.*(\([0-9]*\) records, \([0-9]*\) events, \([0-9]*\) lost).*'
+	events=$(sed -n "s/$wrote/\2/p" "$work/e.err")
+	lost=$(sed -n "s/$wrote/\3/p" "$work/e.err")
+	if [ -n "$secs" ] && [ -n "$lost" ]; then
+		awk -v n="$launches" -v s="$secs" -v e="$events" -v l="$lost" 'BEGIN {
+			printf "sustained (--buffer-size 64): %.0f launches/s, %d events, %d lost\n", \
+				n / s, e, l
+			if (e < n)
+				printf "  (fewer events than launches: is CUDA tracing on?)\n"
+		}'
+	else
+		echo "cuda_bench: no seconds= or \"N lost\" figure from the sustained run" >&2
+	fi
+else
+	echo "cuda_bench: sustained run failed: $(tail -1 "$work/e.err")" >&2
+fi

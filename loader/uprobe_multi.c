@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include "uprobe_multi.h"
+
+#define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
+
+/* The link_create part of union bpf_attr as Linux 6.6+ defines it for uprobe_multi; the
+ * installed uapi header predates it. */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t multi_flags;
+	uint32_t pid;
+};
+
+int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
+			const uint64_t *cookies, uint32_t n, bool retprobe)
+{
+	union {
+		struct link_create_uprobe_multi link;
+		unsigned char attr[sizeof(union bpf_attr) > 128 ? sizeof(union bpf_attr) : 128];
+	} u;
+	long fd;
+
+	memset(&u, 0, sizeof(u));
+	u.link.prog_fd = (uint32_t)prog_fd;
+	u.link.attach_type = GS_BPF_TRACE_UPROBE_MULTI;
+	u.link.path = (uint64_t)(uintptr_t)path;
+	u.link.offsets = (uint64_t)(uintptr_t)offsets;
+	u.link.cookies = (uint64_t)(uintptr_t)cookies;
+	u.link.cnt = n;
+	u.link.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
+	return fd < 0 ? -errno : (int)fd;
+}
