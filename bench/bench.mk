@@ -18,8 +18,10 @@ $(BUILD)/empty_probes.skel.h: $(BUILD)/bench/empty_probes.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_probes_bpf > $@
 
-$(BUILD)/bench/empty_probes: bench/empty_probes.c $(BUILD)/empty_probes.skel.h loader/cuda_probe_list.h
+# attached like gpuspy's own probes: the same ELF lookup and uprobe_multi links
+$(BUILD)/bench/empty_probes: bench/empty_probes.c loader/elf_symbols.c loader/uprobe_multi.c \
+		$(BUILD)/empty_probes.skel.h loader/cuda_probe_list.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $< $(LDLIBS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@
 
 -include $(BUILD)/bench/empty_probes.bpf.d $(BUILD)/bench/empty_probes.d

@@ -93,6 +93,12 @@ while ! grep -q attached "$work/floor.err"; do
 done
 probes=$(sed -n 's/.*attached \([0-9]*\) probes.*/\1/p' "$work/floor.err")
 empty=$(best_ns workload)
+# (d) the floor under gpuspy's syscall tracing (--no-cuda): every uretprobe returns through a
+# syscall (Linux 6.11+), which gpuspy's syscall tracepoints see, so this is the floor that
+# gpuspy's own CUDA programs replace the empty ones on
+floor_osrt=
+[ -x "$gpuspy" ] && floor_osrt=$(best_ns "$gpuspy" record -q -f --no-cuda -o "$work/d.gpuspy" -- \
+	env LD_LIBRARY_PATH="$libs" "$bench" "$launches")
 stop_floor
 [ -n "$empty" ] || fail "the workload failed under empty_probes"
 
@@ -105,7 +111,7 @@ else
 	echo "cuda_bench: $gpuspy not found: gpuspy not measured" >&2
 fi
 
-awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" 'BEGIN {
+awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" -v d="$floor_osrt" 'BEGIN {
 	printf "untraced:                           %8.1f ns/launch\n", p
 	printf "floor (empty entry+return uprobes): %8.1f ns/launch  +%.0f ns/launch  (%d probes)\n", \
 		e, e - p, n
@@ -118,6 +124,11 @@ awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" 'BEGIN {
 		printf "gpuspy added cost / floor added cost: %.2fx\n", (t - p) / (e - p)
 	else
 		print "gpuspy added cost / floor added cost: n/a (the floor added no measurable cost)"
+	if (d != "" && d - p > 0) {
+		printf "floor + gpuspy --no-cuda:           %8.1f ns/launch  +%.0f ns/launch\n", d, d - p
+		printf "gpuspy added cost / (floor + syscall tracing) added cost: %.2fx\n", \
+			(t - p) / (d - p)
+	}
 }'
 
 # sustained launches/s with a small ring buffer, and what it lost

@@ -9,8 +9,6 @@
  * stderr once every probe is live; bench/cuda_bench.sh waits for that line.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "elf_symbols.h"
 #include "empty_probes.skel.h"
+#include "uprobe_multi.h"
 
 /* The macro may gain arguments: only the symbol name matters here. */
 #define CUDA_PROBE(lib, sym, ...) #sym,
@@ -57,123 +57,40 @@ static void error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* ELF symbol names may carry a version ("cudaMalloc@@libcudart.so.13" in .symtab). */
-static bool sym_matches(const char *elf_name, const char *want)
+/* Entry and return probes on every listed function `path` defines: one uprobe_multi link
+ * each, attached the way gpuspy attaches its own (loader/uprobe_multi.c), so the floor pays
+ * the same kernel path. The link fds go to fds[]; the probe count to *nprobes. */
+static int attach_library(struct empty_probes_bpf *skel, const char *path, int *fds, size_t *nfds,
+			  size_t *nprobes)
 {
-	size_t n = strlen(want);
+	uint64_t offsets[NSYMS], addrs[NSYMS], cookies[NSYMS] = {0};
+	uint32_t n = 0;
+	int found = elf_find_functions(path, probe_syms, NSYMS, true, offsets);
 
-	return strncmp(elf_name, want, n) == 0 && (elf_name[n] == '\0' || elf_name[n] == '@');
-}
-
-/*
- * Marks in defined[] the probe symbols `path` defines as functions, from .dynsym and .symtab.
- * Deciding this here rather than from the attach error keeps "the library lacks it" (skipped)
- * apart from a real attach failure (fatal).
- */
-static int find_defined(const char *path, bool *defined)
-{
-	Elf *elf = NULL;
-	Elf_Scn *scn = NULL;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		error("cannot open %s: %s", path, strerror(-err));
-		return err;
+	if (found < 0) {
+		error("cannot read %s: %s", path, strerror(-found));
+		return found;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -EINVAL;
-		error("%s: not an ELF file", path);
-		goto cleanup;
+	for (size_t k = 0; k < NSYMS; k++) {
+		if (offsets[k])
+			addrs[n++] = offsets[k];
+		else if (verbose)
+			error("skipped %s: not in %s", probe_syms[k], path);
 	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		size_t i, count;
+	if (!n)
+		return 0;
+	for (int r = 0; r < 2; r++) {
+		int prog = bpf_program__fd(r ? skel->progs.empty_return : skel->progs.empty_entry);
+		int fd = uprobe_multi_attach(prog, path, addrs, cookies, n, r == 1);
 
-		if (!gelf_getshdr(scn, &shdr) ||
-		    (shdr.sh_type != SHT_DYNSYM && shdr.sh_type != SHT_SYMTAB) || !shdr.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		count = shdr.sh_size / shdr.sh_entsize;
-		for (i = 0; i < count; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int type;
-			size_t k;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				continue;
-			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			for (k = 0; k < NSYMS; k++)
-				if (!defined[k] && sym_matches(name, probe_syms[k]))
-					defined[k] = true;
+		if (fd < 0) {
+			error("cannot attach %s probes in %s: %s", r ? "return" : "entry", path,
+			      strerror(-fd));
+			return fd;
 		}
+		fds[(*nfds)++] = fd;
 	}
-cleanup:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
-}
-
-static bool listed_before(size_t k)
-{
-	size_t j;
-
-	for (j = 0; j < k; j++)
-		if (strcmp(probe_syms[j], probe_syms[k]) == 0)
-			return true;
-	return false;
-}
-
-/* Entry and return probes on every listed function `path` defines, appended to links[]. */
-static int attach_library(struct empty_probes_bpf *skel, const char *path, struct bpf_link **links,
-			  size_t *nlinks)
-{
-	bool defined[NSYMS] = {false};
-	size_t k;
-	int err;
-
-	err = find_defined(path, defined);
-	if (err)
-		return err;
-	for (k = 0; k < NSYMS; k++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = probe_syms[k]);
-		struct bpf_program *progs[2] = {skel->progs.empty_entry, skel->progs.empty_return};
-		int r;
-
-		if (listed_before(k))
-			continue;
-		if (!defined[k]) {
-			if (verbose)
-				error("skipped %s: not in %s", probe_syms[k], path);
-			continue;
-		}
-		for (r = 0; r < 2; r++) {
-			opts.retprobe = r == 1;
-			links[*nlinks] =
-			    bpf_program__attach_uprobe_opts(progs[r], -1, path, 0, &opts);
-			if (!links[*nlinks]) {
-				err = -errno;
-				error("cannot attach %s to %s in %s: %s",
-				      r ? "uretprobe" : "uprobe", probe_syms[k], path,
-				      strerror(-err));
-				return err;
-			}
-			(*nlinks)++;
-		}
-	}
+	*nprobes += 2 * (size_t)n;
 	return 0;
 }
 
@@ -194,10 +111,10 @@ static bool seen_before(char **paths, int first, int i)
 int main(int argc, char **argv)
 {
 	struct empty_probes_bpf *skel = NULL;
-	struct bpf_link **links = NULL;
+	int *fds = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t block, old;
-	size_t nlinks = 0, i;
+	size_t nfds = 0, nprobes = 0, i;
 	int opt, lib, err = 0;
 
 	while ((opt = getopt(argc, argv, "v")) != -1) {
@@ -212,10 +129,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	libbpf_set_print(libbpf_print);
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		error("cannot initialise libelf: %s", elf_errmsg(-1));
-		return 1;
-	}
 
 	/* Blocked until sigsuspend: a signal during attach is then not lost, nor fatal. */
 	sigemptyset(&block);
@@ -225,15 +138,22 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	links = calloc((size_t)(argc - optind) * NSYMS * 2, sizeof(*links));
-	if (!links) {
+	fds = calloc((size_t)(argc - optind) * 2, sizeof(*fds));
+	if (!fds) {
 		err = -ENOMEM;
 		error("out of memory");
 		goto cleanup;
 	}
-	skel = empty_probes_bpf__open_and_load();
+	skel = empty_probes_bpf__open();
 	if (!skel) {
 		err = -errno;
+		error("cannot open the BPF programs: %s", strerror(-err));
+		goto cleanup;
+	}
+	bpf_program__set_expected_attach_type(skel->progs.empty_entry, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.empty_return, GS_BPF_TRACE_UPROBE_MULTI);
+	err = empty_probes_bpf__load(skel);
+	if (err) {
 		error("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -243,19 +163,19 @@ int main(int argc, char **argv)
 				error("skipped %s: same file as an earlier argument", argv[lib]);
 			continue;
 		}
-		err = attach_library(skel, argv[lib], links, &nlinks);
+		err = attach_library(skel, argv[lib], fds, &nfds, &nprobes);
 		if (err)
 			goto cleanup;
 	}
-	error("attached %zu probes", nlinks);
+	error("attached %zu probes", nprobes);
 
 	while (!stop)
 		sigsuspend(&old);
 
 cleanup:
-	for (i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
-	free(links);
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	free(fds);
 	empty_probes_bpf__destroy(skel);
 	return err ? 1 : 0;
 }

@@ -323,6 +323,10 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct inflight *in;
 
+	/* the uretprobe trampoline's syscall: one per probed CUDA call, skipped before any lookup
+	 */
+	if (regs->orig_ax == __NR_uretprobe_x86_64)
+		return 0;
 	/* no is_traced() check: the in-flight entry exists only for traced threads, and a thread
 	 * that was traced at entry is accounted even if tracing stops mid-call */
 	in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0, 0);
