@@ -185,10 +185,14 @@ bool cuda_call_decode(const struct gs_cuda_call *c, struct cuda_call_info *info)
 		set_stream(info, c->args[1]);
 		break;
 	case GS_CUDA_NAME_STUB:
+		info->op = GS_CUDA_OP_NAMING;
+		info->func = c->args[1]; /* the host stub */
+		break;
 	case GS_CUDA_NAME_FUNCTION:
 	case GS_CUDA_NAME_KERNEL:
 	case GS_CUDA_KERNEL_FUNCTION:
 		info->op = GS_CUDA_OP_NAMING;
+		info->func = c->out; /* the handle made */
 		break;
 	case GS_CUDA_MEMCPY_RT:
 		decode_copy(c, info, runtime_copy_kind(c->args[3]), -1);
@@ -254,6 +258,15 @@ bool cuda_call_decode(const struct gs_cuda_call *c, struct cuda_call_info *info)
 		break;
 	}
 	return true;
+}
+
+bool cuda_call_failed(const struct gs_cuda_call *c, const struct cuda_call_info *info)
+{
+	/* __cudaRegisterFunction returns void: rax is whatever was left in it */
+	if (info->probe->cls == GS_CUDA_NAME_STUB)
+		return false;
+	/* cudaError_t and CUresult are C enums: the upper half of rax is junk */
+	return (int32_t)c->ret != 0;
 }
 
 const char *cuda_error_name(bool runtime, int64_t code, char *buf, size_t len)

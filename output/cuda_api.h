@@ -112,6 +112,8 @@ int cuda_probe_find(const char *name);
 uint32_t cuda_probe_capture(const struct gs_cuda_probe *p);
 /* Decodes a call; false when its probe index is unknown. */
 bool cuda_call_decode(const struct gs_cuda_call *c, struct cuda_call_info *info);
+/* Whether a decoded call failed: its return value, as the C enum it is, is not success. */
+bool cuda_call_failed(const struct gs_cuda_call *c, const struct cuda_call_info *info);
 /* cudaError_t / CUresult name for a call's return value ("cudaErrorInvalidValue",
  * "CUDA_ERROR_NOT_FOUND"), or a numeric fallback written into buf. */
 const char *cuda_error_name(bool runtime, int64_t code, char *buf, size_t len);

@@ -2,32 +2,26 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "chrome_events.h"
 #include "export_chrome.h"
 #include "syscall_names.h"
 #include "table.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
-struct chrome_ctx {
-	FILE *out;
-	uint64_t start_ts;
-	bool first;
-	const struct trace_model *names;
-};
-
-static void begin_event(struct chrome_ctx *c)
+void chrome_begin_event(struct chrome_ctx *c)
 {
 	fputs(c->first ? "\n" : ",\n", c->out);
 	c->first = false;
 }
 
-/* Microseconds relative to the trace start, with ns precision. */
-static void print_us(FILE *out, const char *key, uint64_t ns)
+/* Microseconds with ns precision. */
+void chrome_print_us(FILE *out, const char *key, uint64_t ns)
 {
 	fprintf(out, "\"%s\": %" PRIu64 ".%03" PRIu64, key, ns / 1000, ns % 1000);
 }
 
-static uint64_t rel(const struct chrome_ctx *c, uint64_t ts)
+uint64_t chrome_rel(const struct chrome_ctx *c, uint64_t ts)
 {
 	return ts > c->start_ts ? ts - c->start_ts : 0;
 }
@@ -74,14 +68,14 @@ static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 	char buf[32];
 	const char *name = gs_syscall_name(s->nr, buf, sizeof(buf));
 
-	begin_event(c);
+	chrome_begin_event(c);
 	fprintf(c->out,
 		"{\"ph\": \"X\", \"cat\": \"os_runtime\", \"name\": \"%s\", \"pid\": %u, "
 		"\"tid\": %u, ",
 		name, s->hdr.pid, s->hdr.tid);
-	print_us(c->out, "ts", rel(c, s->hdr.ts));
+	chrome_print_us(c->out, "ts", chrome_rel(c, s->hdr.ts));
 	fputs(", ", c->out);
-	print_us(c->out, "dur", s->dur_ns);
+	chrome_print_us(c->out, "dur", s->dur_ns);
 	fputs(", \"args\": {\"nr\": ", c->out);
 	fprintf(c->out, "%u", s->nr);
 	syscall_args(c, s, name);
@@ -90,36 +84,38 @@ static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 
 static void emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
 {
-	begin_event(c);
+	chrome_begin_event(c);
 	fprintf(c->out,
 		"{\"ph\": \"X\", \"cat\": \"off_cpu\", \"name\": \"off-cpu (%s)\", \"pid\": %u, "
 		"\"tid\": %u, ",
 		gs_offcpu_reason_name(o->reason), o->hdr.pid, o->hdr.tid);
-	print_us(c->out, "ts", rel(c, o->hdr.ts));
+	chrome_print_us(c->out, "ts", chrome_rel(c, o->hdr.ts));
 	fputs(", ", c->out);
-	print_us(c->out, "dur", o->dur_ns);
+	chrome_print_us(c->out, "dur", o->dur_ns);
 	fprintf(c->out, ", \"args\": {\"reason\": \"%s\"}}", gs_offcpu_reason_name(o->reason));
 }
 
 static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const char *name,
 			 const char *detail)
 {
-	begin_event(c);
+	chrome_begin_event(c);
 	fprintf(c->out,
 		"{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"process\", \"name\": \"%s\", "
 		"\"pid\": %u, \"tid\": %u, ",
 		name, h->pid, h->tid);
-	print_us(c->out, "ts", rel(c, h->ts));
+	chrome_print_us(c->out, "ts", chrome_rel(c, h->ts));
 	fputs(", \"args\": {\"detail\": ", c->out);
 	json_print_string(c->out, detail);
 	fputs("}}", c->out);
 }
 
-static void emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
+static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 {
 	char detail[160];
 
 	switch (h->type) {
+	case GS_REC_CUDA_CALL:
+		return chrome_cuda_call(c, (const void *)h);
 	case GS_REC_SYSCALL:
 		emit_syscall(c, (const void *)h);
 		break;
@@ -148,12 +144,13 @@ static void emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	default:
 		break;
 	}
+	return 0;
 }
 
 static void emit_metadata(struct chrome_ctx *c, const char *what, uint32_t pid, uint32_t tid,
 			  const char *name)
 {
-	begin_event(c);
+	chrome_begin_event(c);
 	fprintf(c->out,
 		"{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
 		"\"args\": {\"name\": ",
@@ -186,7 +183,7 @@ int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
 	const struct gs_hdr *h;
 	int ret;
 
-	/* pass 1: names and the start time (small); pass 2: the spans, streamed */
+	/* pass 1: names, kernel names and the start time; pass 2: the spans, streamed */
 	if (trace_model_load(path, &m, err, errlen))
 		return -1;
 	if (trace_reader_open(path, &r, err, errlen)) {
@@ -195,17 +192,24 @@ int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
 	}
 	c.start_ts = m.start_ts;
 	c.names = &m;
+	err[0] = '\0';
 	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"gpuspy\"}, "
 	      "\"traceEvents\": [",
 	      out);
-	while ((ret = trace_reader_next(r, &h)) > 0)
-		emit_record(&c, h);
+	while ((ret = trace_reader_next(r, &h)) > 0) {
+		if (emit_record(&c, h)) {
+			snprintf(err, errlen, "out of memory");
+			ret = -1;
+			break;
+		}
+	}
 	if (ret == 0)
 		emit_names(&c, &m);
 	fputs("\n]}\n", out);
-	if (ret < 0)
+	if (ret < 0 && !err[0])
 		snprintf(err, errlen, "%s", trace_reader_error(r));
 	trace_reader_close(r);
+	chrome_cuda_free(&c);
 	trace_model_free(&m);
 	return ret < 0 ? -1 : 0;
 }

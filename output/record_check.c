@@ -56,6 +56,12 @@ bool gs_record_valid(const struct gs_hdr *rec)
 		return tail_string_valid(rec, sizeof(struct gs_trace_info));
 	case GS_REC_FD_NAME:
 		return tail_string_valid(rec, sizeof(struct gs_fd_name));
+	case GS_REC_CUDA_CALL:
+		return rec->size >= sizeof(struct gs_cuda_call);
+	case GS_REC_CUDA_NAME:
+		return tail_string_valid(rec, sizeof(struct gs_cuda_name));
+	case GS_REC_CUDA_LIB:
+		return tail_string_valid(rec, sizeof(struct gs_cuda_lib));
 	case GS_REC_SYSCALL_STATS:
 		return stats_valid(rec);
 	case GS_REC_OFFCPU_STATS:
@@ -78,6 +84,8 @@ const char *gs_loss_kind_name(unsigned kind)
 	    [GS_LOSS_STATS_MAP_FULL] = "statistics (map full: raise --max-stat-keys)",
 	    [GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
 	    [GS_LOSS_RINGBUF_FD_NAME] = "file names at open (ring buffer full)",
+	    [GS_LOSS_CUDA_CALL] = "CUDA API calls (ring buffer full, or nested deeper than 8)",
+	    [GS_LOSS_LIBS_NOT_HELD] = "library loads not held for probing (ring buffer full)",
 	};
 
 	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";

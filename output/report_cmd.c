@@ -16,7 +16,8 @@ static const char usage[] =
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
-    "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes)\n"
+    "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes, and\n"
+    "                       cuda_api_sum,cuda_launches,gpu_mem when CUDA calls were traced)\n"
     "  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
     "                       several reports, an object of arrays keyed by report name)\n"
     "  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
@@ -28,7 +29,8 @@ static const char usage[] =
     "examples:\n"
     "  gpuspy report run.gpuspy\n"
     "  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
-    "  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n";
+    "  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n"
+    "  gpuspy report run.gpuspy --report cuda_api_errors,gpu_mem_blocks\n";
 
 struct report_opts {
 	const char *path;
@@ -88,7 +90,7 @@ static void list_reports(void)
 	for (size_t i = 0; report_all[i]; i++) {
 		const struct report_def *r = report_all[i];
 
-		printf("%-12s %s\n             keys:", r->name, r->summary);
+		printf("%-15s %s\n                keys:", r->name, r->summary);
 		for (size_t c = 0; c < r->ncols; c++)
 			printf(" %s", r->cols[c].json_key);
 		printf("\n");
@@ -150,6 +152,17 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return -1;
 }
 
+static void print_cuda_header(const struct cuda_model *cm, FILE *out)
+{
+	if (!cm->calls && !cm->nlibs)
+		return;
+	fprintf(out,
+		"cuda api calls: %llu, kernel launches: %llu, unnamed kernel launches: %llu, "
+		"libraries probed: %llu\n",
+		(unsigned long long)cm->calls, (unsigned long long)cm->launches,
+		(unsigned long long)cm->unnamed_launches, (unsigned long long)cm->libs_probed);
+}
+
 static void print_header(const struct trace_model *m, FILE *out)
 {
 	uint64_t lost = trace_model_loss_total(m);
@@ -164,6 +177,7 @@ static void print_header(const struct trace_model *m, FILE *out)
 		fprintf(out, "statistics: %s\n",
 			m->stats_ts ? "as of the last checkpoint (the recording did not finish)"
 				    : "none (the recording did not reach a checkpoint)");
+	print_cuda_header(&m->cuda, out);
 	fprintf(out, "events lost: %llu\n", (unsigned long long)lost);
 	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
 		if (m->losses[k])
@@ -236,6 +250,18 @@ static int print_reports(const struct trace_model *m, const struct report_opts *
 	return ret;
 }
 
+static void default_reports(const struct trace_model *m, struct report_opts *o)
+{
+	o->reports[o->nreports++] = &report_osrt_sum;
+	o->reports[o->nreports++] = &report_offcpu;
+	o->reports[o->nreports++] = &report_processes;
+	if (m->cuda.calls) {
+		o->reports[o->nreports++] = &report_cuda_api_sum;
+		o->reports[o->nreports++] = &report_cuda_launches;
+		o->reports[o->nreports++] = &report_gpu_mem;
+	}
+}
+
 int report_main(int argc, char **argv)
 {
 	struct report_opts o = {.format = TABLE_TEXT};
@@ -245,15 +271,12 @@ int report_main(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
-	if (!o.nreports) {
-		o.reports[o.nreports++] = &report_osrt_sum;
-		o.reports[o.nreports++] = &report_offcpu;
-		o.reports[o.nreports++] = &report_processes;
-	}
 	if (trace_model_load(o.path, &m, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", o.path, err);
 		return GS_EXIT_BAD_TRACE;
 	}
+	if (!o.nreports)
+		default_reports(&m, &o);
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);

@@ -9,23 +9,14 @@
 #include "report.h"
 #include "syscall_names.h"
 
-#define STAT_COLS                                                                                  \
-	{"Time (%)", "time_pct", COL_PCT}, {"Total Time (ns)", "total_ns", COL_INT},               \
-	    {"Num Calls", "calls", COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                   \
-	    {"Med (ns)", "med_ns", COL_FLOAT1}, {"Min (ns)", "min_ns", COL_INT},                   \
-	    {"Max (ns)", "max_ns", COL_INT},                                                       \
-	{                                                                                          \
-		"StdDev (ns)", "stddev_ns", COL_FLOAT1                                             \
-	}
-
 static const struct table_col sum_cols[] = {
-    STAT_COLS,
+    REPORT_STAT_COLS,
     {"Name", "name", COL_STR},
 };
 
 static const struct table_col thread_cols[] = {
-    {"PID", "pid", COL_ID},    {"TID", "tid", COL_ID}, {"Thread", "thread", COL_STR}, STAT_COLS,
-    {"Name", "name", COL_STR},
+    {"PID", "pid", COL_ID}, {"TID", "tid", COL_ID},    {"Thread", "thread", COL_STR},
+    REPORT_STAT_COLS,	    {"Name", "name", COL_STR},
 };
 
 /* Fills the eight statistic cells starting at `cells`. */
@@ -51,34 +42,42 @@ static uint64_t grand_total(const struct trace_model *m)
 	return total;
 }
 
+static int cmp_nr(const void *a, const void *b)
+{
+	uint32_t x = (*(const struct model_syscall *const *)a)->nr;
+	uint32_t y = (*(const struct model_syscall *const *)b)->nr;
+
+	return (x > y) - (x < y);
+}
+
+/* One row per syscall number: the threads' entries sorted by number and merged run by run,
+ * since a program may pass any number to syscall(2) (an array indexed by it could be huge). */
 static int build_sum(const struct trace_model *m, struct table *t)
 {
-	struct duration_stats *by_nr = NULL;
-	uint32_t max_nr = 0;
+	const struct model_syscall **by_nr = malloc((m->nsyscalls + 1) * sizeof(*by_nr));
+	struct duration_stats sum;
 	uint64_t total = grand_total(m);
 	char buf[32];
 	int err = 0;
 
-	for (size_t i = 0; i < m->nsyscalls; i++)
-		if (m->syscalls[i].nr > max_nr)
-			max_nr = m->syscalls[i].nr;
-	by_nr = malloc(((size_t)max_nr + 1) * sizeof(*by_nr));
 	if (!by_nr)
 		return -1;
-	for (uint32_t nr = 0; nr <= max_nr; nr++)
-		duration_stats_init(&by_nr[nr]);
 	for (size_t i = 0; i < m->nsyscalls; i++)
-		duration_stats_merge(&by_nr[m->syscalls[i].nr], &m->syscalls[i].stats);
-	for (uint32_t nr = 0; nr <= max_nr && !err && m->nsyscalls; nr++) {
+		by_nr[i] = &m->syscalls[i];
+	qsort(by_nr, m->nsyscalls, sizeof(*by_nr), cmp_nr);
+	for (size_t i = 0, j; i < m->nsyscalls && !err; i = j) {
 		struct table_cell *row;
 
-		if (!by_nr[nr].count)
+		duration_stats_init(&sum);
+		for (j = i; j < m->nsyscalls && by_nr[j]->nr == by_nr[i]->nr; j++)
+			duration_stats_merge(&sum, &by_nr[j]->stats);
+		if (!sum.count)
 			continue;
 		row = table_add_row(t);
-		if (!row || table_set_str(&row[8], gs_syscall_name(nr, buf, sizeof(buf))))
+		if (!row || table_set_str(&row[8], gs_syscall_name(by_nr[i]->nr, buf, sizeof(buf))))
 			err = -1;
 		else
-			fill_stats(row, &by_nr[nr], total);
+			fill_stats(row, &sum, total);
 	}
 	free(by_nr);
 	return err;

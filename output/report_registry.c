@@ -3,7 +3,19 @@
 #include "report.h"
 
 const struct report_def *const report_all[] = {
-    &report_osrt_sum, &report_osrt_thread, &report_offcpu, &report_processes, &report_losses, NULL,
+    &report_osrt_sum,
+    &report_osrt_thread,
+    &report_offcpu,
+    &report_processes,
+    &report_losses,
+    &report_cuda_api_sum,
+    &report_cuda_api_errors,
+    &report_cuda_launches,
+    &report_cuda_copies,
+    &report_gpu_mem,
+    &report_gpu_mem_blocks,
+    &report_cuda_libs,
+    NULL,
 };
 
 const struct report_def *report_find(const char *name)

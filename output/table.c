@@ -144,6 +144,17 @@ static void format_cell(char *buf, size_t len, const struct table_col *c,
 	}
 }
 
+/* A cell as printed: text cells as they are, whatever their length (long C++ kernel names),
+ * numbers formatted into buf. */
+static const char *cell_text(char *buf, size_t len, const struct table_col *c,
+			     const struct table_cell *v, enum table_format fmt)
+{
+	if (c->kind == COL_STR)
+		return v->s ? v->s : "";
+	format_cell(buf, len, c, v, fmt);
+	return buf;
+}
+
 static void print_text(const struct table *t, FILE *out)
 {
 	size_t *width = calloc(t->ncols, sizeof(*width));
@@ -154,10 +165,11 @@ static void print_text(const struct table *t, FILE *out)
 	for (size_t c = 0; c < t->ncols; c++) {
 		width[c] = strlen(t->cols[c].title);
 		for (size_t r = 0; r < t->nrows; r++) {
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
-				    TABLE_TEXT);
-			if (strlen(buf) > width[c])
-				width[c] = strlen(buf);
+			size_t n = strlen(cell_text(buf, sizeof(buf), &t->cols[c],
+						    &t->cells[r * t->ncols + c], TABLE_TEXT));
+
+			if (n > width[c])
+				width[c] = n;
 		}
 	}
 	for (int line = 0; line < 2; line++) {
@@ -179,15 +191,15 @@ static void print_text(const struct table *t, FILE *out)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			bool left = t->cols[c].kind == COL_STR;
+			const char *s = cell_text(buf, sizeof(buf), &t->cols[c],
+						  &t->cells[r * t->ncols + c], TABLE_TEXT);
 
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
-				    TABLE_TEXT);
 			fputs(c ? "  " : " ", out);
 			/* a last text column is not padded: no trailing blanks */
 			if (left && c + 1 == t->ncols)
-				fputs(buf, out);
+				fputs(s, out);
 			else
-				fprintf(out, left ? "%-*s" : "%*s", (int)width[c], buf);
+				fprintf(out, left ? "%-*s" : "%*s", (int)width[c], s);
 		}
 		fputc('\n', out);
 	}
@@ -220,10 +232,11 @@ static void print_csv(const struct table *t, FILE *out)
 	fputc('\n', out);
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
-			format_cell(buf, sizeof(buf), &t->cols[c], &t->cells[r * t->ncols + c],
-				    TABLE_CSV);
+			const char *s = cell_text(buf, sizeof(buf), &t->cols[c],
+						  &t->cells[r * t->ncols + c], TABLE_CSV);
+
 			fputs(c ? "," : "", out);
-			print_csv_field(out, buf, t->cols[c].kind == COL_STR);
+			print_csv_field(out, s, t->cols[c].kind == COL_STR);
 		}
 		fputc('\n', out);
 	}

@@ -2,24 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array_grow.h"
 #include "trace_model.h"
 #include "trace_reader.h"
-
-/* Grows an array by doubling; returns a zeroed new last element or NULL. */
-static void *grow(void **items, size_t *n, size_t *cap, size_t size)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *p = realloc(*items, ncap * size);
-
-		if (!p)
-			return NULL;
-		*items = p;
-		*cap = ncap;
-	}
-	memset((char *)*items + *n * size, 0, size);
-	return (char *)*items + (*n)++ * size;
-}
 
 static uint64_t pid_tid(uint32_t pid, uint32_t tid)
 {
@@ -46,7 +31,7 @@ static struct model_thread *get_thread(struct trace_model *m, uint32_t pid, uint
 
 	if (t)
 		return t;
-	t = grow((void **)&m->threads, &m->nthreads, &m->threads_cap, sizeof(*t));
+	t = array_grow((void **)&m->threads, &m->nthreads, &m->threads_cap, sizeof(*t));
 	if (!t || key_index_put(&m->ix_threads, pid, tid, m->nthreads - 1))
 		return NULL;
 	t->pid = pid;
@@ -60,7 +45,7 @@ static struct model_process *get_process(struct trace_model *m, uint32_t pid)
 
 	if (p)
 		return p;
-	p = grow((void **)&m->procs, &m->nprocs, &m->procs_cap, sizeof(*p));
+	p = array_grow((void **)&m->procs, &m->nprocs, &m->procs_cap, sizeof(*p));
 	if (!p || key_index_put(&m->ix_procs, pid, 0, m->nprocs - 1))
 		return NULL;
 	p->pid = pid;
@@ -137,7 +122,7 @@ static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats
 	if (key_index_find(&m->ix_syscalls, key, s->nr, &i)) {
 		e = &m->syscalls[i];
 	} else {
-		e = grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+		e = array_grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
 		if (!e || key_index_put(&m->ix_syscalls, key, s->nr, m->nsyscalls - 1))
 			return -1;
 	}
@@ -161,7 +146,7 @@ static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *
 	if (key_index_find(&m->ix_offcpu, key, 0, &i)) {
 		e = &m->offcpu[i];
 	} else {
-		e = grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
+		e = array_grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
 		if (!e || key_index_put(&m->ix_offcpu, key, 0, m->noffcpu - 1))
 			return -1;
 	}
@@ -174,7 +159,7 @@ static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *
 
 static int on_fd_name(struct trace_model *m, const struct gs_fd_name *f)
 {
-	struct model_fd *e = grow((void **)&m->fds, &m->nfds, &m->fds_cap, sizeof(*e));
+	struct model_fd *e = array_grow((void **)&m->fds, &m->nfds, &m->fds_cap, sizeof(*e));
 	uint64_t key = pid_tid(f->hdr.pid, f->fd);
 
 	if (!e)
@@ -228,6 +213,10 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 	case GS_REC_TRAILER:
 		m->end_ts = h->ts;
 		return 0;
+	case GS_REC_CUDA_CALL:
+	case GS_REC_CUDA_NAME:
+	case GS_REC_CUDA_LIB:
+		return cuda_model_apply(&m->cuda, h);
 	default:
 		return 0; /* newer record types: skipped */
 	}
@@ -265,8 +254,15 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 		snprintf(err, errlen, "%s", trace_reader_error(r));
 	m->complete = trace_reader_complete(r);
 	trace_reader_close(r);
-	if (ret < 0)
+	if (!ret && cuda_model_finish(&m->cuda)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
+	if (ret < 0) {
+		/* callers get nothing to free on failure */
+		trace_model_free(m);
 		return -1;
+	}
 	count_threads(m);
 	return 0;
 }
@@ -285,6 +281,7 @@ void trace_model_free(struct trace_model *m)
 	key_index_free(&m->ix_syscalls);
 	key_index_free(&m->ix_offcpu);
 	key_index_free(&m->ix_fds);
+	cuda_model_free(&m->cuda);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -2,13 +2,15 @@
 /*
  * What reports need from a trace, gathered in one streaming pass: the recording's settings,
  * processes and threads with their names and lifecycle, exact per-thread statistics and the
- * loss counters. Spans are not kept: the exporter streams them separately.
+ * loss counters, and the CUDA API calls (cuda_model.h). Spans are not kept: the exporter streams
+ * them separately.
  */
 #ifndef GPUSPY_TRACE_MODEL_H
 #define GPUSPY_TRACE_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "cuda_model.h"
 #include "histogram.h"
 #include "key_index.h"
 #include "trace_format.h"
@@ -69,10 +71,11 @@ struct trace_model {
 	uint64_t stats_ts; /* when the statistics were last checkpointed; 0: none in the file */
 
 	struct key_index ix_threads, ix_procs, ix_syscalls, ix_offcpu, ix_fds;
+	struct cuda_model cuda;
 };
 
-/* 0, or -1 with a one-line message in err (a corrupt file). A truncated file loads with
- * model->complete false. */
+/* 0, or -1 with a one-line message in err (a corrupt file; nothing is left to free). A
+ * truncated file loads with model->complete false. */
 int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen);
 void trace_model_free(struct trace_model *m);
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid);

@@ -126,7 +126,8 @@ teardown() {
 	run -3 "$GPUSPY" report "$WORK/missing.gpuspy"
 	[[ "$output" == *"No such file or directory" ]]
 	cp "$TRACE" "$WORK/v9.gpuspy"
-	printf '\x09\x00' | dd of="$WORK/v9.gpuspy" bs=1 seek=8 conv=notrunc status=none
+	# major 9, minor 0
+	printf '\x09\x00\x00\x00' | dd of="$WORK/v9.gpuspy" bs=1 seek=8 conv=notrunc status=none
 	run -3 "$GPUSPY" report "$WORK/v9.gpuspy"
 	[[ "$output" == *"unsupported trace format version 9.0"* ]]
 }

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda_api_sum: nsys's CUDA API summary, per probed function, plus the failed calls. Only
+ * outermost calls count: the driver calls a runtime call makes are part of its time. Every
+ * statistic is exact, the median too (every duration is kept).
+ */
+#include <math.h>
+#include "report.h"
+
+static const struct table_col cols[] = {
+    REPORT_STAT_COLS,
+    {"Errors", "errors", COL_INT},
+    {"Name", "name", COL_STR},
+};
+
+static double median(const struct cuda_api_stat *s)
+{
+	size_t h = s->n / 2;
+
+	return s->n % 2 ? (double)s->durs[h] : ((double)s->durs[h - 1] + (double)s->durs[h]) / 2;
+}
+
+/* Sample standard deviation (n - 1), as nsys prints it; two passes, so no cancellation. */
+static double stddev(const struct cuda_api_stat *s)
+{
+	long double mean = (long double)s->total_ns / s->n, sum = 0;
+
+	if (s->n < 2)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		long double d = s->durs[i] - mean;
+
+		sum += d * d;
+	}
+	return (double)sqrtl(sum / (s->n - 1));
+}
+
+static uint64_t grand_total(const struct cuda_model *cm)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; cm->api && i < gs_cuda_nprobes; i++)
+		total += cm->api[i].total_ns;
+	return total;
+}
+
+static int build(const struct trace_model *m, struct table *t)
+{
+	const struct cuda_model *cm = &m->cuda;
+	uint64_t total = grand_total(cm);
+
+	for (unsigned i = 0; cm->api && i < gs_cuda_nprobes; i++) {
+		const struct cuda_api_stat *s = &cm->api[i];
+		struct table_cell *row;
+
+		if (!s->n)
+			continue;
+		row = table_add_row(t);
+		if (!row || table_set_str(&row[9], gs_cuda_probes[i].name))
+			return -1;
+		row[0].d = total ? 100.0 * (double)s->total_ns / (double)total : 0.0;
+		row[1].u = s->total_ns;
+		row[2].u = s->n;
+		row[3].d = (double)s->total_ns / (double)s->n;
+		row[4].d = median(s);
+		row[5].u = s->durs[0];
+		row[6].u = s->durs[s->n - 1];
+		row[7].d = stddev(s);
+		row[8].u = s->errors;
+	}
+	return 0;
+}
+
+const struct report_def report_cuda_api_sum = {
+    .name = "cuda_api_sum",
+    .summary = "CUDA API summary (outermost calls; failed calls counted as errors), as nsys stats",
+    .cols = cols,
+    .ncols = sizeof(cols) / sizeof(cols[0]),
+    .default_sort = "total_ns",
+    .build = build,
+};
