@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "array_grow.h"
 #include "cli.h"
 #include "cuda.skel.h"
 #include "cuda_api.h"
@@ -55,21 +56,24 @@ int cuda_probes_new(struct cuda_bpf *skel, struct trace_writer *w, bool quiet,
 	return 0;
 }
 
+/* Appends to a growable array of links or fds; the caller undoes `item` on failure. */
+static int keep(void **items, size_t *n, size_t *cap, const void *item, size_t size)
+{
+	void *slot = array_grow(items, n, cap, size);
+
+	if (!slot)
+		return -ENOMEM;
+	memcpy(slot, item, size);
+	return 0;
+}
+
 static int keep_link(struct cuda_probes *cp, struct bpf_link *link)
 {
-	if (cp->nlinks == cp->links_cap) {
-		size_t cap = cp->links_cap ? cp->links_cap * 2 : 128;
-		struct bpf_link **p = realloc(cp->links, cap * sizeof(*p));
+	int err = keep((void **)&cp->links, &cp->nlinks, &cp->links_cap, &link, sizeof(link));
 
-		if (!p) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		cp->links = p;
-		cp->links_cap = cap;
-	}
-	cp->links[cp->nlinks++] = link;
-	return 0;
+	if (err)
+		bpf_link__destroy(link);
+	return err;
 }
 
 static int attach_uprobe(struct cuda_probes *cp, struct bpf_program *prog, const char *path,
@@ -87,19 +91,11 @@ static int attach_uprobe(struct cuda_probes *cp, struct bpf_program *prog, const
 
 static int keep_fd(struct cuda_probes *cp, int fd)
 {
-	if (cp->nfds == cp->fds_cap) {
-		size_t cap = cp->fds_cap ? cp->fds_cap * 2 : 16;
-		int *p = realloc(cp->fds, cap * sizeof(*p));
+	int err = keep((void **)&cp->fds, &cp->nfds, &cp->fds_cap, &fd, sizeof(fd));
 
-		if (!p) {
-			close(fd);
-			return -ENOMEM;
-		}
-		cp->fds = p;
-		cp->fds_cap = cap;
-	}
-	cp->fds[cp->nfds++] = fd;
-	return 0;
+	if (err)
+		close(fd);
+	return err;
 }
 
 /* One uprobe_multi link for the probes of `offsets` that `want` selects (0 offsets: none). */
@@ -210,23 +206,16 @@ static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_
 			       offsets) <= 0 ||
 	    !(roles = library_roles(offsets)))
 		goto out;
-	if (cp->nlibs == cp->libs_cap) {
-		size_t cap = cp->libs_cap ? cp->libs_cap * 2 : 8;
-		struct probed_lib *p = realloc(cp->libs, cap * sizeof(*p));
-
-		if (!p) {
-			idx = SIZE_MAX;
-			goto out;
-		}
-		cp->libs = p;
-		cp->libs_cap = cap;
+	lib = array_grow((void **)&cp->libs, &cp->nlibs, &cp->libs_cap, sizeof(*lib));
+	if (!lib) {
+		idx = SIZE_MAX;
+		goto out;
 	}
-	lib = &cp->libs[cp->nlibs];
-	*lib = (struct probed_lib){.roles = roles};
+	lib->roles = roles;
 	if (!attach_library(cp, path, offsets))
 		for (unsigned i = 0; i < gs_cuda_nprobes; i++)
 			lib->probes += offsets[i] != 0;
-	idx = cp->nlibs++;
+	idx = cp->nlibs - 1;
 out:
 	free(offsets);
 	return idx;

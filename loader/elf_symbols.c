@@ -37,37 +37,38 @@ static void elf_file_close(struct elf_file *f)
 	close(f->fd);
 }
 
-/* Virtual address -> file offset through the loadable segments; 0 when not file-backed. */
-static uint64_t vaddr_to_offset(Elf *elf, uint64_t vaddr)
+/* The loadable segment holding `value`, a virtual address or (`is_offset`) a file offset. */
+static bool find_segment(Elf *elf, uint64_t value, bool is_offset, GElf_Phdr *ph)
 {
 	size_t n;
-	GElf_Phdr ph;
 
 	if (elf_getphdrnum(elf, &n))
-		return 0;
+		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		uint64_t start;
+
+		if (!gelf_getphdr(elf, (int)i, ph) || ph->p_type != PT_LOAD)
 			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
-			return vaddr - ph.p_vaddr + ph.p_offset;
+		start = is_offset ? ph->p_offset : ph->p_vaddr;
+		if (value >= start && value < start + ph->p_filesz)
+			return true;
 	}
-	return 0;
+	return false;
+}
+
+/* Virtual address <-> file offset through the loadable segments; 0 when not file-backed. */
+static uint64_t vaddr_to_offset(Elf *elf, uint64_t vaddr)
+{
+	GElf_Phdr ph;
+
+	return find_segment(elf, vaddr, false, &ph) ? vaddr - ph.p_vaddr + ph.p_offset : 0;
 }
 
 static uint64_t offset_to_vaddr(Elf *elf, uint64_t off)
 {
-	size_t n;
 	GElf_Phdr ph;
 
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (off >= ph.p_offset && off < ph.p_offset + ph.p_filesz)
-			return off - ph.p_offset + ph.p_vaddr;
-	}
-	return 0;
+	return find_segment(elf, off, true, &ph) ? off - ph.p_offset + ph.p_vaddr : 0;
 }
 
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
