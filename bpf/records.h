@@ -42,6 +42,17 @@ enum gs_record_type {
 	GS_REC_CUDA_CALL = 7, /* a CUDA runtime or driver API call, at its return */
 	GS_REC_CUDA_NAME = 8, /* a kernel handle bound to its (mangled) name; BPF or the loader */
 	GS_REC_LIBS_CHANGED = 9, /* ld.so finished mapping objects; the process is being stopped */
+	GS_REC_GPU_BATCH = 10,	 /* the CUPTI bridge's records, as it batched them; unpacked */
+	/* written by the CUPTI bridge (cupti_bridge/) inside GS_REC_GPU_BATCH records */
+	GS_REC_GPU_KERNEL = 20,
+	GS_REC_GPU_MEMCPY = 21,
+	GS_REC_GPU_MEMSET = 22,
+	GS_REC_GPU_API = 23, /* CUPTI's own record of a runtime/driver call: the correlation key */
+	GS_REC_GPU_SYNC = 24,
+	GS_REC_NVTX = 25,
+	GS_REC_GPU_CLOCK = 26, /* CUPTI clock -> CLOCK_MONOTONIC calibration */
+	GS_REC_BRIDGE_STATUS = 27,
+	GS_REC_GPU_OVERHEAD = 28,
 	/* written by the loader */
 	GS_REC_TRACE_INFO = 100,
 	GS_REC_FD_NAME = 101, /* BPF at open(), or the loader from /proc */
@@ -50,6 +61,7 @@ enum gs_record_type {
 	GS_REC_LOSS = 104,
 	GS_REC_TRAILER = 105,
 	GS_REC_CUDA_LIB = 106, /* a CUDA library found mapped in a process, and what was probed */
+	GS_REC_GPU_LOSS = 107, /* GPU records lost on gpuspy's side, cumulative */
 };
 
 enum gs_offcpu_reason {
@@ -208,6 +220,171 @@ struct gs_cuda_name {
 	char name[]; /* NUL-terminated */
 };
 
+/*
+ * GPU activity from the CUPTI bridge. The bridge converts CUPTI's records into these, with
+ * every timestamp already on CLOCK_MONOTONIC (its calibration is in GS_REC_GPU_CLOCK), and
+ * hands them over in batches: a GS_REC_GPU_BATCH record whose payload is whole records, at
+ * most GS_GPU_BATCH_MAX bytes in all, one USDT probe firing per batch (gpuspy:records, whose
+ * semaphore is also the bridge's "a recorder is attached" gate). BPF copies a batch into the
+ * ring buffer as it is and sets its pid/tid; the loader stores the records it contains with
+ * that pid (the bridge's own getpid() may be a container's).
+ */
+#define GS_GPU_BATCH_MAX 16384
+#define GS_GPU_NAME_MAX	 1024 /* kernel and NVTX names, NUL included, cut beyond */
+
+struct gs_gpu_batch {
+	struct gs_hdr hdr; /* flags: number of records in the payload */
+	__u64 seq;	   /* per process, from 1: a gap means batches were lost */
+	unsigned char records[];
+};
+
+struct gs_gpu_kernel {
+	struct gs_hdr hdr; /* tid 0; ts: start */
+	__u64 dur_ns;
+	__u32 correlation;
+	__u32 device;
+	__u32 context;
+	__u32 stream;
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 registers; /* per thread */
+	__u32 static_smem;
+	__u32 dynamic_smem;
+	__u32 graph_id; /* 0: not from a graph */
+	__u64 graph_node_id;
+	char name[]; /* mangled, NUL-terminated */
+};
+
+enum gs_gpu_copy_kind { /* CUpti_ActivityMemcpyKind's values */
+			GS_GPU_COPY_UNKNOWN = 0,
+			GS_GPU_COPY_HTOD = 1,
+			GS_GPU_COPY_DTOH = 2,
+			GS_GPU_COPY_HTOA = 3,
+			GS_GPU_COPY_ATOH = 4,
+			GS_GPU_COPY_ATOA = 5,
+			GS_GPU_COPY_ATOD = 6,
+			GS_GPU_COPY_DTOA = 7,
+			GS_GPU_COPY_DTOD = 8,
+			GS_GPU_COPY_HTOH = 9,
+			GS_GPU_COPY_PTOP = 10,
+};
+
+struct gs_gpu_memcpy {
+	struct gs_hdr hdr; /* tid 0; ts: start */
+	__u64 dur_ns;
+	__u32 correlation;
+	__u32 device;
+	__u32 context;
+	__u32 stream;
+	__u64 bytes;
+	__u32 copy_kind; /* enum gs_gpu_copy_kind */
+	__u32 src_kind;	 /* CUpti_ActivityMemoryKind */
+	__u32 dst_kind;
+	__u32 graph_id;
+	__u64 graph_node_id;
+};
+
+struct gs_gpu_memset {
+	struct gs_hdr hdr; /* tid 0; ts: start */
+	__u64 dur_ns;
+	__u32 correlation;
+	__u32 device;
+	__u32 context;
+	__u32 stream;
+	__u64 bytes;
+	__u32 value;
+	__u32 mem_kind; /* CUpti_ActivityMemoryKind */
+	__u32 graph_id;
+	__u32 pad;
+	__u64 graph_node_id;
+};
+
+enum gs_gpu_api_kind {
+	GS_GPU_API_RUNTIME = 1,
+	GS_GPU_API_DRIVER = 2,
+};
+
+/* CUPTI's record of an API call, the link between a GPU record (same correlation id) and the
+ * uprobe span of the call (same thread, same time). */
+struct gs_gpu_api {
+	struct gs_hdr hdr; /* tid: CUPTI's threadId; ts: start */
+	__u64 dur_ns;
+	__u32 correlation;
+	__u32 cbid;
+	__u32 kind; /* enum gs_gpu_api_kind */
+	__s32 ret;
+	char name[]; /* cuptiGetCallbackName(), e.g. "cudaMalloc_v3020" */
+};
+
+struct gs_gpu_sync {
+	struct gs_hdr hdr; /* tid 0; ts: start */
+	__u64 dur_ns;
+	__u32 correlation;
+	__u32 type; /* CUpti_ActivitySynchronizationType */
+	__u32 context;
+	__u32 stream; /* CUPTI_SYNCHRONIZATION_INVALID_VALUE when none */
+	__u32 event;
+	__u32 pad;
+};
+
+enum gs_nvtx_kind {
+	GS_NVTX_PUSH_POP = 1,  /* nvtxRangePush / nvtxRangePop: nested per thread */
+	GS_NVTX_START_END = 2, /* nvtxRangeStart / nvtxRangeEnd: may cross threads */
+	GS_NVTX_MARK = 3,      /* an instant: dur_ns 0 */
+};
+
+struct gs_nvtx {
+	struct gs_hdr hdr; /* tid: the thread that pushed or started it; ts: start */
+	__u64 dur_ns;
+	__u32 kind;  /* enum gs_nvtx_kind */
+	__u32 depth; /* push/pop nesting depth when pushed, from 0 */
+	__u64 id;    /* start/end range id; 0 otherwise */
+	char name[]; /* NUL-terminated, "" when the range had no message */
+};
+
+/* mono = cupti_ts + offset_ns, within +-error_ns: the tightest of `samples` (monotonic,
+ * cuptiGetTimestamp, monotonic) triples; repeated while recording, to follow drift. */
+struct gs_gpu_clock {
+	struct gs_hdr hdr; /* ts: CLOCK_MONOTONIC when calibrated */
+	__s64 offset_ns;
+	__u64 error_ns;
+	__u32 samples;
+	__u32 pad;
+};
+
+enum gs_bridge_state {
+	GS_BRIDGE_ACTIVE = 1,	   /* CUPTI subscribed, activities enabled */
+	GS_BRIDGE_INACTIVE = 2,	   /* flushed and disabled: no recorder attached any more */
+	GS_BRIDGE_CUPTI_BUSY = 3,  /* another CUPTI subscriber (torch.profiler, nsys, DCGM) */
+	GS_BRIDGE_CUPTI_ERROR = 4, /* a CUPTI call failed: see cupti_result and the message */
+	GS_BRIDGE_FLUSHED = 5,	   /* a flush gpuspy asked for is complete (all batches out) */
+};
+
+struct gs_bridge_status {
+	struct gs_hdr hdr;
+	__u32 state;	    /* enum gs_bridge_state */
+	__s32 cupti_result; /* CUptiResult of the failing call, 0 otherwise */
+	__u64 dropped;	    /* CUPTI's dropped records so far (cuptiActivityGetNumDroppedRecords) */
+	__u64 lost;	    /* records the bridge itself could not batch (out of memory) */
+	char message[];	    /* NUL-terminated, human-readable */
+};
+
+struct gs_gpu_overhead {
+	struct gs_hdr hdr; /* ts: start */
+	__u64 dur_ns;
+	__u32 kind;	   /* CUpti_ActivityOverheadKind */
+	__u32 object_kind; /* CUpti_ActivityObjectKind */
+};
+
+/* GS_REC_GPU_LOSS (loader): batches BPF could not put in the ring buffer and the records they
+ * held, and batches missing from a bridge's sequence; cumulative. */
+struct gs_gpu_loss {
+	struct gs_hdr hdr;
+	__u64 batches;
+	__u64 records;
+	__u64 gaps; /* batches missing from the per-process sequence numbers */
+};
+
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
 	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
@@ -222,6 +399,17 @@ GS_REC_ASSERT_SIZE(struct gs_comm, 40);
 GS_REC_ASSERT_SIZE(struct gs_fd_name, 40);
 GS_REC_ASSERT_SIZE(struct gs_cuda_call, 128);
 GS_REC_ASSERT_SIZE(struct gs_cuda_name, 40);
+GS_REC_ASSERT_SIZE(struct gs_gpu_batch, 32);
+GS_REC_ASSERT_SIZE(struct gs_gpu_kernel, 96);
+GS_REC_ASSERT_SIZE(struct gs_gpu_memcpy, 80);
+GS_REC_ASSERT_SIZE(struct gs_gpu_memset, 80);
+GS_REC_ASSERT_SIZE(struct gs_gpu_api, 48);
+GS_REC_ASSERT_SIZE(struct gs_gpu_sync, 56);
+GS_REC_ASSERT_SIZE(struct gs_nvtx, 48);
+GS_REC_ASSERT_SIZE(struct gs_gpu_clock, 48);
+GS_REC_ASSERT_SIZE(struct gs_bridge_status, 48);
+GS_REC_ASSERT_SIZE(struct gs_gpu_overhead, 40);
+GS_REC_ASSERT_SIZE(struct gs_gpu_loss, 48);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 
