@@ -242,12 +242,17 @@ static __always_inline bool open_path_arg(const struct inflight *in, const char 
 	return false;
 }
 
+/* "cuda" (libcudart, libcuda, libtorch_cuda, ...) or "cupti" (CUPTI, gpuspy's bridge). */
 static __always_inline bool mentions_cuda(const char *s)
 {
-	for (int i = 0; i + 3 < GS_PATH_MAX; i++) {
+	for (int i = 0; i + 4 < GS_PATH_MAX; i++) {
 		if (!s[i])
 			return false;
-		if (s[i] == 'c' && s[i + 1] == 'u' && s[i + 2] == 'd' && s[i + 3] == 'a')
+		if (s[i] != 'c' || s[i + 1] != 'u')
+			continue;
+		if (s[i + 2] == 'd' && s[i + 3] == 'a')
+			return true;
+		if (s[i + 2] == 'p' && s[i + 3] == 't' && s[i + 4] == 'i')
 			return true;
 	}
 	return false;

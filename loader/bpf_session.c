@@ -12,11 +12,13 @@
 #include "osrt.skel.h"
 #include "sched.skel.h"
 #include "cuda.skel.h"
+#include "cupti.skel.h"
 
 struct bpf_session {
 	struct osrt_bpf *osrt;
 	struct sched_bpf *sched;
-	struct cuda_bpf *cuda; /* NULL with --no-cuda; its uprobes are attached by cuda_probes */
+	struct cuda_bpf *cuda;	 /* NULL with --no-cuda; its uprobes are attached by cuda_probes */
+	struct cupti_bpf *cupti; /* NULL with --no-cupti; its USDT probes by cupti_link */
 	struct ring_buffer *rb;
 	bpf_session_record_fn fn;
 	void *ctx;
@@ -150,6 +152,29 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 	return err;
 }
 
+static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->cupti = cupti_bpf__open_opts(&opts);
+	if (!s->cupti) {
+		err = -errno;
+		gs_error("cannot open the CUPTI bridge BPF program: %s", strerror(-err));
+		return err;
+	}
+	CONFIGURE_RODATA(s->cupti, cfg);
+	err = share_common_maps(s->cupti->obj, s->osrt->obj);
+	if (err)
+		return err;
+	err = cupti_bpf__load(s->cupti);
+	if (err)
+		gs_error("cannot load the CUPTI bridge BPF program: %s (run with -v for the "
+			 "verifier log)",
+			 strerror(-err));
+	return err;
+}
+
 int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
 		     struct bpf_session **out)
 {
@@ -165,6 +190,8 @@ int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn
 	err = err ?: open_sched(s, cfg);
 	if (!err && cfg->cuda)
 		err = open_cuda(s, cfg);
+	if (!err && cfg->cupti)
+		err = open_cupti(s, cfg);
 	if (err)
 		goto fail;
 	s->rb = ring_buffer__new(bpf_map__fd(s->osrt->maps.events), on_ringbuf_record, s, NULL);
@@ -230,24 +257,40 @@ int bpf_session_drain(struct bpf_session *s)
 	return ring_buffer__consume(s->rb);
 }
 
-void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS])
+/* Sums a per-CPU array of u64 counters into counts[0..n). */
+static void sum_percpu_counters(int fd, uint64_t *counts, uint32_t n)
 {
-	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->osrt->maps.losses);
+	int ncpus = libbpf_num_possible_cpus();
 	__u64 *percpu;
 
-	memset(counts, 0, GS_LOSS_NKINDS * sizeof(counts[0]));
+	memset(counts, 0, n * sizeof(counts[0]));
 	if (ncpus <= 0)
 		return;
 	percpu = calloc((size_t)ncpus, sizeof(*percpu));
 	if (!percpu)
 		return;
-	for (__u32 kind = 0; kind < GS_LOSS_NKINDS; kind++) {
+	for (__u32 kind = 0; kind < n; kind++) {
 		if (bpf_map_lookup_elem(fd, &kind, percpu))
 			continue;
 		for (int cpu = 0; cpu < ncpus; cpu++)
 			counts[kind] += percpu[cpu];
 	}
 	free(percpu);
+}
+
+void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS])
+{
+	sum_percpu_counters(bpf_map__fd(s->osrt->maps.losses), counts, GS_LOSS_NKINDS);
+}
+
+void bpf_session_gpu_losses(struct bpf_session *s, uint64_t *batches, uint64_t *records)
+{
+	uint64_t counts[2] = {0, 0};
+
+	if (s->cupti)
+		sum_percpu_counters(bpf_map__fd(s->cupti->maps.gpu_losses), counts, 2);
+	*batches = counts[0];
+	*records = counts[1];
 }
 
 uint64_t bpf_session_loss_total(struct bpf_session *s)
@@ -272,12 +315,18 @@ struct cuda_bpf *bpf_session_cuda(struct bpf_session *s)
 	return s->cuda;
 }
 
+struct cupti_bpf *bpf_session_cupti(struct bpf_session *s)
+{
+	return s->cupti;
+}
+
 void bpf_session_destroy(struct bpf_session *s)
 {
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
 	cuda_bpf__destroy(s->cuda);
+	cupti_bpf__destroy(s->cupti);
 	sched_bpf__destroy(s->sched);
 	osrt_bpf__destroy(s->osrt);
 	free(s);

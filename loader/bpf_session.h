@@ -24,6 +24,7 @@ struct bpf_session_config {
 	uint32_t max_stat_keys;
 	const char *btf_path; /* NULL: the running kernel's */
 	bool cuda;	      /* load the CUDA API component (its probes attach per library) */
+	bool cupti;	      /* load the CUPTI bridge component (its USDT probes, likewise) */
 };
 
 /* Called for each ring-buffer record; a negative return stops polling. */
@@ -47,6 +48,10 @@ uint64_t bpf_session_loss_total(struct bpf_session *s);
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
 /* The CUDA component's skeleton, or NULL when not loaded; cuda_probes attaches it. */
 struct cuda_bpf *bpf_session_cuda(struct bpf_session *s);
+/* The CUPTI bridge component's skeleton, or NULL; cupti_link attaches it. */
+struct cupti_bpf *bpf_session_cupti(struct bpf_session *s);
+/* GPU batches (and the records in them) that BPF could not put in the ring buffer. */
+void bpf_session_gpu_losses(struct bpf_session *s, uint64_t *batches, uint64_t *records);
 void bpf_session_destroy(struct bpf_session *s);
 
 #endif /* GPUSPY_BPF_SESSION_H */

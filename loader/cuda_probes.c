@@ -11,6 +11,7 @@
 #include "cuda.skel.h"
 #include "cuda_api.h"
 #include "cuda_probes.h"
+#include "cupti_link.h"
 #include "elf_symbols.h"
 #include "key_index.h"
 #include "proc_maps.h"
@@ -26,6 +27,7 @@ struct probed_lib {
 
 struct cuda_probes {
 	struct cuda_bpf *skel;
+	struct cupti_link *bridge; /* NULL: CUPTI bridges are left alone (--no-cupti) */
 	struct trace_writer *w;
 	bool quiet, detached;
 	struct bpf_link **links; /* ld.so watches */
@@ -202,9 +204,16 @@ static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_
 	if (!offsets)
 		return SIZE_MAX;
 	proc_maps_host_path(pid, m->path, path, sizeof(path));
+	if (cp->bridge && cupti_link_is_bridge(path)) {
+		roles = cupti_link_attach(cp->bridge, path) ? 0 : GS_CUDA_LIB_BRIDGE;
+		goto add;
+	}
 	if (elf_find_functions(path, cp->names, gs_cuda_nprobes, symtab_worth_reading(pid, m->path),
 			       offsets) <= 0 ||
 	    !(roles = library_roles(offsets)))
+		goto out;
+add:
+	if (!roles)
 		goto out;
 	lib = array_grow((void **)&cp->libs, &cp->nlibs, &cp->libs_cap, sizeof(*lib));
 	if (!lib) {
@@ -212,7 +221,9 @@ static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_
 		goto out;
 	}
 	lib->roles = roles;
-	if (!attach_library(cp, path, offsets))
+	if (roles == GS_CUDA_LIB_BRIDGE)
+		lib->probes = 1; /* its gpuspy:records USDT probe */
+	else if (!attach_library(cp, path, offsets))
 		for (unsigned i = 0; i < gs_cuda_nprobes; i++)
 			lib->probes += offsets[i] != 0;
 	idx = cp->nlibs - 1;
@@ -246,6 +257,8 @@ static int write_lib_record(struct cuda_probes *cp, pid_t pid, const struct proc
 
 static const char *roles_name(uint32_t roles)
 {
+	if (roles == GS_CUDA_LIB_BRIDGE)
+		return "CUPTI bridge";
 	if (roles == (GS_CUDA_LIB_RUNTIME | GS_CUDA_LIB_DRIVER))
 		return "runtime+driver";
 	return roles & GS_CUDA_LIB_RUNTIME ? "runtime" : "driver";
@@ -360,6 +373,11 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
 		gs_warn("cannot probe new libraries of pid %d: %s", pid, strerror(-err));
 	/* resume it whatever happened: BPF stopped it only for this */
 	kill(pid, SIGCONT);
+}
+
+void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl)
+{
+	cp->bridge = cl;
 }
 
 void cuda_probes_detach(struct cuda_probes *cp)

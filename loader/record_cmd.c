@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
+#include "cupti_env.h"
+#include "cupti_link.h"
 #include "fd_names.h"
 #include "privileges.h"
 #include "procfs.h"
@@ -24,6 +26,7 @@
 #define POLL_MS		 100
 #define FLUSH_EVERY_NS	 1000000000ULL
 #define CHILD_GRACE_SECS 5
+#define BRIDGE_FLUSH_MS	 1000
 
 static volatile sig_atomic_t stop_signal;
 
@@ -71,6 +74,10 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 
 	(void)size;
 	r->events++;
+	if (rec->type == GS_REC_GPU_BATCH) {
+		err = r->cupti ? cupti_link_on_batch(r->cupti, rec) : 0;
+		goto out;
+	}
 	if (rec->type == GS_REC_CUDA_CALL || rec->type == GS_REC_CUDA_NAME ||
 	    rec->type == GS_REC_LIBS_CHANGED) {
 		err = r->cuda ? on_cuda_record(r, rec) : 0;
@@ -182,12 +189,20 @@ static void stop_child(struct recorder *r)
 	}
 }
 
+static int poll_session(void *ctx, int timeout_ms)
+{
+	return bpf_session_poll(ctx, timeout_ms);
+}
+
 /* Detach, drain what is still in the ring, then the exact statistics and the trailer. */
 static int finish_trace(struct recorder *r)
 {
 	uint64_t now;
 	int err;
 
+	/* the CUPTI bridges deliver what they hold while their probes are still attached */
+	cupti_link_flush(r->cupti, poll_session, r->session, BRIDGE_FLUSH_MS);
+	cupti_link_detach(r->cupti);
 	cuda_probes_detach(r->cuda);
 	bpf_session_detach(r->session);
 	/* a process held by ld.so's probe in the drained records is resumed there */
@@ -254,6 +269,7 @@ static int start_session(struct recorder *r)
 	    .btf_path = getenv("GPUSPY_BTF_PATH"),
 	    .launch_pid = r->cmd.pid,
 	    .cuda = o->cuda,
+	    .cupti = o->cupti,
 	};
 	int err = bpf_session_open(&cfg, on_record, r, &r->session);
 
@@ -266,6 +282,13 @@ static int start_session(struct recorder *r)
 			gs_error("cannot set up CUDA probing: out of memory");
 			return GS_EXIT_FAILURE;
 		}
+	}
+	if (o->cupti) {
+		if (cupti_link_new(bpf_session_cupti(r->session), r->writer, o->quiet, &r->cupti)) {
+			gs_error("cannot set up the CUPTI bridge link: out of memory");
+			return GS_EXIT_FAILURE;
+		}
+		cuda_probes_use_bridge(r->cuda, r->cupti);
 	}
 	err = recorder_add_targets(r);
 	if (err) {
@@ -320,6 +343,8 @@ static int record(struct recorder *r)
 	r->fd_names = fd_names_new();
 	if (!r->fd_names)
 		return GS_EXIT_FAILURE;
+	if (r->opts.command && r->opts.cupti)
+		cupti_env_prepare(r->opts.quiet);
 	if (r->opts.command && launch_prepare(r->opts.command, &r->cmd)) {
 		gs_error("cannot start '%s': %s", r->opts.command[0], strerror(errno));
 		return GS_EXIT_FAILURE;
@@ -345,6 +370,7 @@ static void cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
+	cupti_link_free(r->cupti);
 	cuda_probes_free(r->cuda);
 	cuda_names_free(r->cuda_names);
 	bpf_session_destroy(r->session);

@@ -39,7 +39,11 @@ static const char usage[] =
     "      --buffer-size MIB     ring buffer size, a power of two (default 16)\n"
     "      --max-stat-keys N     (process, thread, syscall) entries kept (default 16384)\n"
     "      --no-cuda             do not probe CUDA libraries (default: every libcudart and\n"
-    "                            libcuda the targets map, now or later, is probed)\n"
+    "                            libcuda the targets map, now or later, is probed);\n"
+    "                            implies --no-cupti\n"
+    "      --no-cupti            do not load gpuspy's CUPTI bridge into a launched command\n"
+    "                            nor turn on bridges loaded in the targets (default: on,\n"
+    "                            for real GPU kernel and copy times)\n"
     "\n"
     "  -q, --quiet               no status line and no summary\n"
     "  -v, --verbose             libbpf and debug messages\n"
@@ -62,6 +66,7 @@ enum {
 	OPT_MAX_STAT_KEYS,
 	OPT_STATS_INTERVAL,
 	OPT_NO_CUDA,
+	OPT_NO_CUPTI,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +82,7 @@ static const struct option long_opts[] = {
     {"max-stat-keys", required_argument, NULL, OPT_MAX_STAT_KEYS},
     {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
     {"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+    {"no-cupti", no_argument, NULL, OPT_NO_CUPTI},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -97,6 +103,7 @@ static void set_defaults(struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->follow = true;
 	o->cuda = true;
+	o->cupti = true;
 	o->osrt_threshold_ns = 1000;
 	o->offcpu_threshold_ns = 1000;
 	o->stats_interval_ns = 10000000000ULL;
@@ -145,6 +152,9 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_NO_CUDA:
 		o->cuda = false;
+		return -1;
+	case OPT_NO_CUPTI:
+		o->cupti = false;
 		return -1;
 	case OPT_OSRT_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))
@@ -214,6 +224,7 @@ int record_opts_parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->command = &argv[optind];
+	o->cupti = o->cupti && o->cuda; /* bridges are found by the CUDA library scan */
 	return check_targets(o);
 }
 

@@ -16,6 +16,7 @@ struct record_opts {
 	bool trace_all;
 	bool follow;
 	bool cuda;	      /* probe CUDA libraries (--no-cuda turns it off) */
+	bool cupti;	      /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;

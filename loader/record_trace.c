@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "bpf_session.h"
 #include "cli.h"
+#include "cupti_link.h"
 #include "recorder.h"
 #include "trace_writer.h"
 
@@ -78,6 +79,25 @@ int recorder_write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
 	return trace_writer_append(r->writer, &rec.hdr);
 }
 
+/* GPU records lost on gpuspy's side: in BPF (ring buffer full) and between a bridge's
+ * batches (sequence gaps). Cumulative, like the LOSS record. */
+static int write_gpu_losses(struct recorder *r, uint64_t ts, bool warn)
+{
+	struct gs_gpu_loss rec = {.hdr = {.type = GS_REC_GPU_LOSS, .size = sizeof(rec), .ts = ts}};
+	uint64_t batches, records;
+
+	bpf_session_gpu_losses(r->session, &batches, &records);
+	rec.batches = batches;
+	rec.records = records;
+	rec.gaps = cupti_link_gaps(r->cupti);
+	if (warn && (rec.batches || rec.gaps))
+		gs_warn("lost %llu GPU record batches (%llu records, ring buffer full) and %llu in "
+			"transit",
+			(unsigned long long)rec.batches, (unsigned long long)rec.records,
+			(unsigned long long)rec.gaps);
+	return trace_writer_append(r->writer, &rec.hdr);
+}
+
 int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
 {
 	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
@@ -89,6 +109,12 @@ int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
 		if (counts[k] && warn)
 			gs_warn("lost %llu %s", (unsigned long long)counts[k],
 				gs_loss_kind_name(k));
+	}
+	if (r->cupti) {
+		int err = write_gpu_losses(r, ts, warn);
+
+		if (err)
+			return err;
 	}
 	return trace_writer_append(r->writer, &rec.hdr);
 }

@@ -14,6 +14,7 @@
 struct bpf_session;
 struct cuda_names;
 struct cuda_probes;
+struct cupti_link;
 struct fd_names;
 struct trace_writer;
 
@@ -24,6 +25,7 @@ struct recorder {
 	struct fd_names *fd_names;
 	struct cuda_probes *cuda;      /* NULL with --no-cuda */
 	struct cuda_names *cuda_names; /* NULL with --no-cuda */
+	struct cupti_link *cupti;      /* NULL with --no-cupti */
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	uint64_t events;

@@ -85,6 +85,7 @@ struct gs_loss {
 enum gs_cuda_lib_role {
 	GS_CUDA_LIB_RUNTIME = 1, /* defines the runtime API (libcudart, or linked statically) */
 	GS_CUDA_LIB_DRIVER = 2,	 /* defines the driver API (libcuda) */
+	GS_CUDA_LIB_BRIDGE = 4,	 /* gpuspy's CUPTI bridge (cupti_bridge/): GPU activity */
 };
 
 /* GS_REC_CUDA_LIB: a library with CUDA entry points mapped by process hdr.pid, written once

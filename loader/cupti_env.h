@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The environment that makes a launched command load gpuspy's CUPTI bridge: the CUDA driver
+ * loads CUDA_INJECTION64_PATH at cuInit, NVTX loads NVTX_INJECTION64_PATH at its first call. */
+#ifndef GPUSPY_CUPTI_ENV_H
+#define GPUSPY_CUPTI_ENV_H
+
+#include <stdbool.h>
+
+/* Sets both variables in gpuspy's own environment (the command inherits it) to the bridge
+ * next to the gpuspy executable, or $GPUSPY_CUPTI_BRIDGE. A value already set is kept and
+ * reported. Returns whether gpuspy's bridge will be loaded. */
+bool cupti_env_prepare(bool quiet);
+
+#endif /* GPUSPY_CUPTI_ENV_H */

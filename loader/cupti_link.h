@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The link to CUPTI bridges (cupti_bridge/) in traced processes: attaching the bridge's
+ * gpuspy:records USDT probe turns it on (its semaphore), the batches it sends are unpacked
+ * into the trace, and at the end gpuspy:flushed is attached so every bridge delivers what it
+ * still holds before the probes go.
+ */
+#ifndef GPUSPY_CUPTI_LINK_H
+#define GPUSPY_CUPTI_LINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "records.h"
+
+struct cupti_bpf;
+struct cupti_link;
+struct trace_writer;
+
+/* Polls the ring buffer for up to `timeout_ms`; what cupti_link_flush() waits with. */
+typedef int (*cupti_poll_fn)(void *ctx, int timeout_ms);
+
+int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
+		   struct cupti_link **out);
+/* Whether a mapped file is a gpuspy CUPTI bridge (by name, then by its USDT semaphore). */
+bool cupti_link_is_bridge(const char *host_path);
+/* Attaches to a bridge file (once per file; `host_path` under /proc/PID/root). 0 or -errno. */
+int cupti_link_attach(struct cupti_link *cl, const char *host_path);
+/* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
+int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
+/* Asks every bridge to deliver all it holds and waits (polling) until each active one has
+ * said so, or `timeout_ms` passed. */
+void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int timeout_ms);
+/* Sequence gaps seen so far (batches a bridge sent that never arrived). */
+uint64_t cupti_link_gaps(const struct cupti_link *cl);
+void cupti_link_detach(struct cupti_link *cl);
+void cupti_link_free(struct cupti_link *cl);
+
+#endif /* GPUSPY_CUPTI_LINK_H */
