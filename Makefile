@@ -119,6 +119,7 @@ $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 # the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
 include tests/fakecuda/fakecuda.mk
 include bench/bench.mk
+include cupti_bridge/bridge.mk
 
 # Install the Debian packages that are missing; a no-op when all are present.
 deps:
@@ -131,23 +132,24 @@ deps:
 	fi
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all $(TARGETS) fakecuda
+	$(Q)$(MAKE) --no-print-directory all $(TARGETS) fakecuda bridge
 	$(Q)sh tests/demo.sh $(BUILD)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
-test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BUILD)/fuzz_reader fakecuda
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
+		fakecuda bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 fuzz: $(BUILD)/fuzz_reader
 	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 
 FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c \
-	tests/fuzz/*.c bench/*.c $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
+	tests/fuzz/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
 	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
 
 check-format:

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CUPTI side: subscribe, enable the activity kinds, receive CUPTI's buffers, and undo it
+ * all when the recorder leaves. Called only by the control thread (bridge.c, under its lock);
+ * the buffer callbacks run on CUPTI's thread or on whichever thread flushes.
+ *
+ * The subscription is taken although no callback domain is enabled: CUPTI allows one
+ * subscriber per process, and cuptiSubscribe is the only way to learn that torch.profiler,
+ * nsys or DCGM already hold CUPTI (their activity buffers would otherwise silently be shared
+ * with, or stolen from, them).
+ */
+#include <cupti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+
+#define BUFFER_SIZE (2u << 20) /* CUPTI asks for more when one fills between flushes */
+
+/* Weak: a CUPTI without it (the simulator) already reports gettid() in API records. */
+#pragma weak cuptiSetThreadIdType
+
+static const struct {
+	CUpti_ActivityKind kind;
+	const char *name;
+} g_kinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime"},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver"},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
+};
+#define N_KINDS (sizeof(g_kinds) / sizeof(g_kinds[0]))
+
+static CUpti_SubscriberHandle g_sub;
+static unsigned char g_enabled[N_KINDS];
+/* Read by the buffer callback on CUPTI's thread: whether records are wanted, and the CUPTI
+ * time before which they are not (work launched before the recorder attached). */
+static _Atomic int g_accept;
+static _Atomic uint64_t g_floor;
+
+/* Only the control thread calls this, hence the static buffer. */
+static const char *result_name(CUptiResult r)
+{
+	static char unknown[32];
+	const char *s = NULL;
+
+	if (cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s)
+		return s;
+	snprintf(unknown, sizeof(unknown), "CUPTI error %d", (int)r);
+	return unknown;
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	(void)ud, (void)domain, (void)cbid, (void)data;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	/* CUPTI needs 8-byte alignment; on failure it drops records and counts them */
+	*buffer = aligned_alloc(8, BUFFER_SIZE);
+	*size = *buffer ? BUFFER_SIZE : 0;
+	*max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				      size_t valid)
+{
+	int keep = g_accept;
+	uint64_t floor = g_floor;
+	CUpti_Activity *rec = NULL;
+	size_t dropped = 0;
+
+	(void)size;
+	while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+		convert_record(rec, floor, keep);
+	free(buffer);
+	/* the count is reset by each call, so this sums to CUPTI's total */
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+		status_add_dropped(dropped);
+		if (keep)
+			status_emit(GS_BRIDGE_ACTIVE, 0,
+				    "CUPTI dropped %zu records (no buffer space)", dropped);
+	}
+	if (keep)
+		batch_send();
+}
+
+/* Each kind CUPTI refuses is reported and skipped; returns how many are on. */
+static size_t enable_kinds(char *list, size_t list_len)
+{
+	size_t on = 0, used = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < N_KINDS; i++) {
+		CUptiResult r = cuptiActivityEnable(g_kinds[i].kind);
+
+		g_enabled[i] = r == CUPTI_SUCCESS;
+		if (r != CUPTI_SUCCESS) {
+			status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r,
+				    "cuptiActivityEnable(%s) failed: %s: not recorded",
+				    g_kinds[i].name, result_name(r));
+			continue;
+		}
+		on++;
+		used += (size_t)snprintf(list + used, list_len - used, " %s", g_kinds[i].name);
+		if (used >= list_len)
+			used = list_len - 1;
+	}
+	return on;
+}
+
+static enum activity_start_result fail(const char *call, CUptiResult r)
+{
+	status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r, "%s failed: %s: GPU activity not recorded", call,
+		    result_name(r));
+	cuptiUnsubscribe(g_sub);
+	return ACTIVITY_FAILED;
+}
+
+enum activity_start_result activity_start(void)
+{
+	CUptiResult r = cuptiSubscribe(&g_sub, on_callback, NULL);
+	uint64_t floor = 0;
+	char list[128];
+	int err;
+
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		static const char msg[] = "CUPTI already has a subscriber (torch.profiler, nsys or "
+					  "DCGM?): GPU activity not recorded";
+
+		status_emit(GS_BRIDGE_CUPTI_BUSY, (int)r, "%s", msg);
+		fprintf(stderr, "gpuspy-cupti: %s\n", msg);
+		return ACTIVITY_BUSY;
+	}
+	if (r != CUPTI_SUCCESS) {
+		status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r,
+			    "cuptiSubscribe failed: %s: GPU activity not recorded", result_name(r));
+		return ACTIVITY_FAILED;
+	}
+	r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r != CUPTI_SUCCESS)
+		return fail("cuptiActivityRegisterCallbacks", r);
+	/* CUPTI's default thread id on Linux is pthread_self(); gpuspy matches API records with
+	 * the uprobe spans of the same calls by the kernel's thread id */
+	if (cuptiSetThreadIdType) {
+		r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		if (r != CUPTI_SUCCESS)
+			status_emit(
+			    GS_BRIDGE_CUPTI_ERROR, (int)r,
+			    "cuptiSetThreadIdType failed: %s: API records carry pthread ids",
+			    result_name(r));
+	}
+	err = clock_calibrate();
+	if (err)
+		return fail("cuptiGetTimestamp", (CUptiResult)err);
+	r = cuptiGetTimestamp(&floor);
+	if (r != CUPTI_SUCCESS)
+		return fail("cuptiGetTimestamp", r);
+	g_floor = floor;
+	g_accept = 1;
+	if (!enable_kinds(list, sizeof(list))) {
+		g_accept = 0;
+		return fail("cuptiActivityEnable", CUPTI_ERROR_NOT_SUPPORTED);
+	}
+	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
+	batch_send();
+	return ACTIVITY_STARTED;
+}
+
+void activity_flush(int forced)
+{
+	cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+/* Disabled before the forced flush, so nothing launched after the recorder left slips in
+ * between and nothing stays queued in CUPTI for the next recorder. */
+void activity_stop(void)
+{
+	for (size_t i = 0; i < N_KINDS; i++)
+		if (g_enabled[i])
+			cuptiActivityDisable(g_kinds[i].kind);
+	memset(g_enabled, 0, sizeof(g_enabled));
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	g_accept = 0;
+	cuptiUnsubscribe(g_sub);
+}
