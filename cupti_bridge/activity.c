@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bridge.h"
 
@@ -130,6 +131,7 @@ enum activity_start_result activity_start(void)
 	char list[128];
 	int err;
 
+	debug_log("pid %d: cuptiSubscribe: %s", (int)getpid(), result_name(r));
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		static const char msg[] = "CUPTI already has a subscriber (torch.profiler, nsys or "
 					  "DCGM?): GPU activity not recorded";
@@ -169,6 +171,7 @@ enum activity_start_result activity_start(void)
 		return fail("cuptiActivityEnable", CUPTI_ERROR_NOT_SUPPORTED);
 	}
 	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
+	debug_log("pid %d: activity on:%s", (int)getpid(), list);
 	batch_send();
 	return ACTIVITY_STARTED;
 }
@@ -189,4 +192,5 @@ void activity_stop(void)
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	g_accept = 0;
 	cuptiUnsubscribe(g_sub);
+	debug_log("pid %d: cuptiUnsubscribe", (int)getpid());
 }

@@ -90,4 +90,7 @@ void nvtx_reset_child(void);
  * the CUDA driver, so CUPTI may be used from now on. */
 void bridge_start(int from_cuda);
 
+/* debug_log.c: a line to $GPUSPY_CUPTI_LOG, when set. */
+void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif /* GPUSPY_BRIDGE_H */

@@ -243,7 +243,15 @@ int bpf_session_attach(struct bpf_session *s)
 
 int bpf_session_poll(struct bpf_session *s, int timeout_ms)
 {
-	return ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms), m;
+
+	/* records are submitted without a wakeup until 1/8 of the ring is pending, so a poll that
+	 * timed out has not read them: read what is there, or a quiet process's records (and a
+	 * CUPTI bridge's flush answer) would wait for the end of the recording */
+	m = ring_buffer__consume(s->rb);
+	if (m < 0)
+		return m;
+	return n < 0 ? n : n + m;
 }
 
 void bpf_session_detach(struct bpf_session *s)

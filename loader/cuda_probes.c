@@ -257,8 +257,6 @@ static int write_lib_record(struct cuda_probes *cp, pid_t pid, const struct proc
 
 static const char *roles_name(uint32_t roles)
 {
-	if (roles == GS_CUDA_LIB_BRIDGE)
-		return "CUPTI bridge";
 	if (roles == (GS_CUDA_LIB_RUNTIME | GS_CUDA_LIB_DRIVER))
 		return "runtime+driver";
 	return roles & GS_CUDA_LIB_RUNTIME ? "runtime" : "driver";
@@ -273,7 +271,9 @@ static int report_lib(struct cuda_probes *cp, pid_t pid, const struct proc_mappi
 		return 0;
 	if (key_index_put(&cp->reported, (uint64_t)pid, idx, idx))
 		return -ENOMEM;
-	if (!cp->quiet)
+	if (!cp->quiet && lib->roles == GS_CUDA_LIB_BRIDGE)
+		fprintf(stderr, "gpuspy: CUPTI bridge in pid %d: %s: turned on\n", pid, m->path);
+	else if (!cp->quiet)
 		fprintf(stderr, "gpuspy: probing CUDA %s in pid %d: %s (%u functions)\n",
 			roles_name(lib->roles), pid, m->path, lib->probes);
 	return write_lib_record(cp, pid, m, lib);

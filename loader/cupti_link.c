@@ -194,10 +194,18 @@ void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int 
 
 	if (!cl || !cl->npaths)
 		return;
+	/* a bridge that turned on just before the stop: its ACTIVE status is still in the ring */
+	poll(ctx, 0);
 	for (size_t i = 0; i < cl->nprocs; i++)
 		cl->procs[i].flushed = false;
-	for (size_t i = 0; i < cl->npaths; i++)
-		attach_usdt(cl, cl->skel->progs.bridge_flushed, cl->paths[i], "flushed");
+	for (size_t i = 0; i < cl->npaths; i++) {
+		int err = attach_usdt(cl, cl->skel->progs.bridge_flushed, cl->paths[i], "flushed");
+
+		if (err)
+			gs_warn("cannot ask the CUPTI bridge %s to flush: %s", cl->paths[i],
+				strerror(-err));
+	}
+	gs_debug("waiting for %zu CUPTI bridge process(es) to flush", cl->nprocs);
 	while (!all_flushed(cl) && gs_monotonic_ns() < deadline)
 		poll(ctx, 20);
 	if (!all_flushed(cl))

@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# The CUPTI bridge (cupti_bridge/, build/libgpuspy_cupti.so) on the simulated CUDA stack: real
+# GPU kernel, copy and memset times joined to the API calls that caused them, gated by
+# gpuspy's attachment, with the CUPTI-busy fallback, NVTX ranges and the Kineto export.
+# bats file_tags=bpf,cuda,cupti
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+FC=$BUILD/fakecuda
+TGT=$BUILD/targets/cuda
+BRIDGE=$BUILD/libgpuspy_cupti.so
+GPU_REPORTS=cuda_gpu_trace,gpu_util,gpu_mode
+
+setup() {
+	require_bpf
+	require_cmd jq
+	require_cmd python3
+	[ -e "$FC/libcudart.so.13" ] && [ -e "$TGT/cuda_loop" ] || skip "run 'make fakecuda' first"
+	[ -e "$BRIDGE" ] || skip "the CUPTI bridge was not built (no CUPTI headers)"
+	WORK=$(mktemp -d)
+}
+
+teardown() {
+	for p in ${LOOP_PID:-} ${GPUSPY_PID:-}; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+
+# Records a program with the bridge injected by gpuspy and checks its GPU records against
+# its own lines and the simulator's timing (tests/lib/check_gpu_records.py).
+record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
+	local name=$1 kernels=()
+	shift
+	while [ "$1" != "--" ]; do kernels+=("$1"); shift; done
+	shift
+	run "$GPUSPY" record -f -o "$WORK/$name.gpuspy" -- env LD_LIBRARY_PATH="$FC" "$@"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	[[ "$output" == *"gpuspy: CUPTI bridge in pid "*"libgpuspy_cupti.so: turned on"* ]]
+	printf '%s\n' "$output" > "$WORK/$name.out"
+	"$GPUSPY" report "$WORK/$name.gpuspy" --report "$GPU_REPORTS" --format json > "$WORK/$name.json"
+	"$GPUSPY" export "$WORK/$name.gpuspy" -o "$WORK/$name.chrome.json"
+	python3 "$ROOT/tests/lib/check_gpu_records.py" "$WORK/$name.out" "$WORK/$name.json" \
+		"$WORK/$name.chrome.json" "${kernels[@]}"
+	python3 "$ROOT/tests/lib/check_chrome.py" "$WORK/$name.chrome.json"
+	jq -e '.gpu_mode | length == 1 and .[0].mode == "cupti"' "$WORK/$name.json"
+	run "$GPUSPY" report "$WORK/$name.gpuspy" --report gpu_unmatched
+	[[ "$output" == *"gpu unmatched: 0 gpu records without api record, 0 api records without uprobe span, 0 launches without gpu record"* ]]
+}
+
+# Waits up to 10 s for N lines matching a pattern in a file.
+wait_for_count() { # FILE PATTERN N
+	local i
+	for i in $(seq 100); do
+		[ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for $3 x '$2' in $1:" >&2
+	cat "$1" >&2
+	return 1
+}
+
+@test "nvcc program with streams: every kernel once with its name, shape, simulated duration and one flow from its launch" {
+	record_and_check_gpu streams _Z11spin_kernelx=20000000 -- "$TGT/streams_events"
+	"$GPUSPY" report "$WORK/streams.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == 8 and .min_ns == 20000000 and .max_ns == 20000000'
+	# the two spin kernels of check_overlap ran at once on two streams
+	jq -e '[.gpu_util[] | select(.stream != "all")] | length >= 3' "$WORK/streams.json"
+}
+
+@test "nvcc memory program: copies and memsets with their bytes, directions and simulated durations" {
+	record_and_check_gpu memory -- "$TGT/memory_errors"
+	"$GPUSPY" report "$WORK/memory.gpuspy" --report cuda_gpu_mem_size_sum --format json |
+		jq -e '.[] | select(.operation == "[CUDA memcpy Device-to-Host]") | .count == 3'
+}
+
+@test "bridge loaded but no recorder: CUPTI untouched; attach, detach, attach: GPU records only for gpuspy's windows" {
+	mkfifo "$WORK/ctl"
+	env LD_LIBRARY_PATH="$FC" CUDA_INJECTION64_PATH="$BRIDGE" GPUSPY_CUPTI_LOG="$WORK/bridge.log" \
+		"$TGT/cuda_loop" "$WORK/ready" < "$WORK/ctl" > "$WORK/loop.out" 3>&- &
+	LOOP_PID=$!
+	exec 4> "$WORK/ctl"
+	wait_for_file "$WORK/ready"
+	echo "go 5" >&4
+	wait_for_line "$WORK/loop.out" "BATCH done n=5"
+	# the bridge is mapped, and never subscribed to CUPTI
+	grep -q libgpuspy_cupti "/proc/$LOOP_PID/maps"
+	[ ! -s "$WORK/bridge.log" ]
+	for window in 1 2; do
+		"$GPUSPY" record -p "$LOOP_PID" -o "$WORK/w$window.gpuspy" 2> "$WORK/w$window.err" 3>&- &
+		GPUSPY_PID=$!
+		wait_for_line "$WORK/w$window.err" "gpuspy: recording"
+		wait_for_count "$WORK/bridge.log" "activity on: kernel" "$window"
+		echo "go $((window + 2))" >&4
+		wait_for_line "$WORK/loop.out" "BATCH done n=$((window + 2))"
+		kill -INT "$GPUSPY_PID"
+		wait "$GPUSPY_PID"
+		GPUSPY_PID=
+		# detached: untraced work in between
+		echo "go 4" >&4
+		wait_for_line "$WORK/loop.out" "BATCH done n=4"
+		: > "$WORK/loop.out"
+	done
+	echo exit >&4
+	exec 4>&-
+	wait "$LOOP_PID"
+	LOOP_PID=
+	[ "$(grep -c cuptiUnsubscribe "$WORK/bridge.log")" -eq 2 ]
+	for window in 1 2; do
+		"$GPUSPY" report "$WORK/w$window.gpuspy" --report cuda_gpu_kern_sum,cuda_gpu_mem_size_sum --format json > "$WORK/w.json"
+		jq -e --argjson n $((window + 2)) '(.cuda_gpu_kern_sum | map(.instances) | add) == $n and (.cuda_gpu_mem_size_sum | map(.count) | add) == $n' "$WORK/w.json"
+	done
+}
+
+@test "CUPTI already subscribed: said on stderr and in the trace, uprobes still trace every call" {
+	run "$GPUSPY" record -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" python3 "$ROOT/tests/targets/cuda/cupti_busy.py"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"SUBSCRIBED ok"* && "$output" == *"DONE ok"* ]]
+	[[ "$output" == *"CUPTI already has a subscriber"* ]]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report gpu_mode --format json |
+		jq -e '.[0].mode | test("uprobes-only.*CUPTI busy")'
+	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_api_sum --format json |
+		jq -e '(.[] | select(.name == "cudaMemcpy") | .calls == 3)'
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum --format json
+	echo "$output" | jq -e '(.cuda_gpu_kern_sum | length == 0) and (.cuda_gpu_mem_time_sum | length == 0)'
+}
+
+@test "NVTX ranges: nesting, styles and durations as the program measured them" {
+	run "$GPUSPY" record -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" "$TGT/nvtx_ranges"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" | sed -n 's/^NVTX style=\([^ ]*\) name=\([^ ]*\) depth=[0-9]* ns=\([0-9]*\)$/\1 \2 \3/p' > "$WORK/expected"
+	[ "$(wc -l < "$WORK/expected")" -eq 4 ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report nvtx_sum --format json > "$WORK/nvtx.json"
+	while read -r style name ns; do
+		# the program's own timing brackets the range, by at most a few hundred microseconds
+		jq -e --arg s "$style" --arg n "$name" --argjson ns "$ns" \
+			'.[] | select(.style == $s and .range == $n) | .instances == 1 and .total_ns <= $ns and ($ns - .total_ns) < 2000000' \
+			"$WORK/nvtx.json"
+	done < "$WORK/expected"
+	# push/pop nesting on the timeline: data_load inside step, on the same thread
+	"$GPUSPY" export "$WORK/t.gpuspy" -o "$WORK/t.json"
+	python3 "$ROOT/tests/lib/check_chrome.py" "$WORK/t.json"
+	jq -e '[.traceEvents[] | select(.cat == "user_annotation")] as $r
+		| ($r[] | select(.name == "step")) as $o | ($r[] | select(.name == "data_load")) as $i
+		| $o.tid == $i.tid and $o.ts <= $i.ts and $i.ts + $i.dur <= $o.ts + $o.dur' "$WORK/t.json"
+}
+
+@test "Kineto export: the dialect Holistic Trace Analysis and TensorBoard load" {
+	run "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" "$TGT/streams_events"
+	[ "$status" -eq 0 ]
+	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/k.json"
+	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k.json"
+	# HTA reads the rank with a regex that needs the space
+	grep -q '"rank": 0' "$WORK/k.json"
+	jq -e '[.traceEvents[] | select(.cat == "kernel")] | length == 13' "$WORK/k.json"
+}
+
+@test "--no-cupti: no bridge injected, CUDA calls still traced by uprobes" {
+	run "$GPUSPY" record --no-cupti -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" sh -c 'echo "INJECT=${CUDA_INJECTION64_PATH:-none}"; exec "$0"' "$TGT/memory_errors"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"INJECT=none"* && "$output" != *"CUPTI bridge in pid"* ]]
+	run "$GPUSPY" report "$WORK/t.gpuspy" --report cuda_api_sum,cuda_gpu_trace --format json
+	echo "$output" | jq -e '(.cuda_api_sum | length > 0) and (.cuda_gpu_trace | length == 0)'
+}
