@@ -3,11 +3,18 @@
 #
 #   $(BUILD)/bench/empty_probes   empty entry + return uprobes on the CUDA API (the floor that
 #                                 gpuspy's CUDA tracing cost is measured against)
+#   $(BUILD)/bench/idle_thread_inject.so   the CUPTI bridge's untraced-cost baseline
 
-BENCH_TOOLS := $(BUILD)/bench/empty_probes
+BENCH_TOOLS := $(BUILD)/bench/empty_probes $(BUILD)/bench/idle_thread_inject.so
 
 # The Makefile's `bench/*.c` wildcard also matches the BPF source: its object is not a program.
-BENCH_BINS := $(filter-out %.bpf,$(BENCH_BINS))
+BENCH_BINS := $(filter-out %.bpf %/idle_thread_inject,$(BENCH_BINS))
+
+# the CUPTI bridge's untraced-cost baseline: an injection library that starts an idle thread
+$(BUILD)/bench/idle_thread_inject.so: bench/idle_thread_inject.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared $< -lpthread -o $@
 
 $(BUILD)/bench/empty_probes.bpf.o: bench/empty_probes.bpf.c $(BUILD)/vmlinux.h
 	$(call msg,BPF,$@)
