@@ -45,7 +45,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .PHONY: all deps demo test test-bats check-format format fuzz bench clean tracefs
-all: $(BUILD)/gpuspy
+all: $(BUILD)/gpuspy bridge
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)

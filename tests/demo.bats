@@ -26,4 +26,10 @@ load helpers
 	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_launches --format json |
 		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .launches == 8'
 	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/cuda.json"
+	# ... with the GPU side from the CUPTI bridge: kernel times, busy time, idle gaps, Kineto
+	[[ "$output" == *"gpuspy: CUPTI bridge in pid"* ]]
+	[[ "$output" == *"** cuda_gpu_kern_sum"* && "$output" == *"** gpu_util"* && "$output" == *"** gpu_idle"* ]]
+	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == 8 and .total_ns == 160000000'
+	python3 "$ROOT/tests/lib/check_kineto.py" "$BUILD/demo/cuda.kineto.json"
 }
