@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The Chrome exporter's writing state, shared by export_chrome.c and the per-capability
- * emitters beside it (export_chrome_cuda.c). */
+/* The Chrome exporter's writing state, shared by export_chrome.c, the per-capability emitters
+ * beside it (export_chrome_cuda.c, export_chrome_gpu.c) and the Kineto dialect
+ * (export_kineto.c). */
 #ifndef GPUSPY_CHROME_EVENTS_H
 #define GPUSPY_CHROME_EVENTS_H
 
@@ -10,13 +11,16 @@
 #include "trace_model.h"
 
 struct chrome_cuda;
+struct chrome_gpu;
 
 struct chrome_ctx {
 	FILE *out;
 	uint64_t start_ts;
 	bool first;
+	bool kineto; /* Kineto's dialect: its names, categories and fields on every event */
 	const struct trace_model *names; /* pass 1: names, kernel names, the start time */
 	struct chrome_cuda *cuda;	 /* pass-2 state of export_chrome_cuda.c */
+	struct chrome_gpu *gpu;		 /* pass-2 state of export_chrome_gpu.c */
 };
 
 /* Starts an event: the separator before every event but the first. */
@@ -29,5 +33,22 @@ uint64_t chrome_rel(const struct chrome_ctx *c, uint64_t ts);
 /* Writes a GS_REC_CUDA_CALL record's span (and memory counter); 0, or -1 out of memory. */
 int chrome_cuda_call(struct chrome_ctx *c, const struct gs_cuda_call *call);
 void chrome_cuda_free(struct chrome_ctx *c);
+
+/* The events of a trace (`path`, read again): its records streamed, then the track names.
+ * 0, or -1 with a message in err. Shared by the Chrome and Kineto exporters. */
+int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_t errlen);
+
+/* GPU records (export_chrome_gpu.c): kernels, copies and memsets on a track per device and
+ * stream with a flow from the launching call, NVTX ranges on their threads; 0, or -1 out of
+ * memory. */
+int chrome_gpu_record(struct chrome_ctx *c, const struct gs_hdr *h);
+/* The args a CUDA call's span gets from the CUPTI API record joined to it (correlation). */
+void chrome_gpu_call_args(struct chrome_ctx *c, const struct gs_cuda_call *call);
+/* The GPU tracks' process and thread names. */
+void chrome_gpu_names(struct chrome_ctx *c);
+void chrome_gpu_free(struct chrome_ctx *c);
+/* A process or thread name (ph "M"). */
+void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint64_t tid,
+		     const char *name);
 
 #endif /* GPUSPY_CHROME_EVENTS_H */

@@ -8,6 +8,7 @@
 #define GPUSPY_CUDA_API_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "records.h"
 

@@ -104,6 +104,8 @@ static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const cha
 		"\"pid\": %u, \"tid\": %u, ",
 		name, h->pid, h->tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, h->ts));
+	if (c->kineto)
+		fputs(", \"dur\": 0", c->out);
 	fputs(", \"args\": {\"detail\": ", c->out);
 	json_print_string(c->out, detail);
 	fputs("}}", c->out);
@@ -113,6 +115,8 @@ static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 {
 	char detail[160];
 
+	if (gpu_model_takes(h->type))
+		return chrome_gpu_record(c, h);
 	switch (h->type) {
 	case GS_REC_CUDA_CALL:
 		return chrome_cuda_call(c, (const void *)h);
@@ -147,14 +151,18 @@ static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	return 0;
 }
 
-static void emit_metadata(struct chrome_ctx *c, const char *what, uint32_t pid, uint32_t tid,
-			  const char *name)
+void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint64_t tid,
+		     const char *name)
 {
 	chrome_begin_event(c);
 	fprintf(c->out,
-		"{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": 0, "
-		"\"args\": {\"name\": ",
+		"{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
+		", \"ts\": 0, ",
 		what, pid, tid);
+	/* HTA wants these on every event; it drops metadata by its category */
+	if (c->kineto)
+		fputs("\"dur\": 0, \"cat\": \"__metadata\", ", c->out);
+	fputs("\"args\": {\"name\": ", c->out);
 	json_print_string(c->out, name);
 	fputs("}}", c->out);
 }
@@ -166,50 +174,58 @@ static void emit_names(struct chrome_ctx *c, const struct trace_model *m)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		snprintf(label, sizeof(label), "%s (%u)",
 			 m->procs[i].comm[0] ? m->procs[i].comm : "?", m->procs[i].pid);
-		emit_metadata(c, "process_name", m->procs[i].pid, 0, label);
+		chrome_metadata(c, "process_name", m->procs[i].pid, 0, label);
 	}
 	for (size_t i = 0; i < m->nthreads; i++) {
 		snprintf(label, sizeof(label), "%s (%u)",
 			 m->threads[i].comm[0] ? m->threads[i].comm : "?", m->threads[i].tid);
-		emit_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
+		chrome_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
 	}
+	chrome_gpu_names(c);
 }
 
-int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
+int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_t errlen)
 {
-	struct trace_model m;
 	struct trace_reader *r;
-	struct chrome_ctx c = {.out = out, .first = true};
 	const struct gs_hdr *h;
 	int ret;
 
-	/* pass 1: names, kernel names and the start time; pass 2: the spans, streamed */
-	if (trace_model_load(path, &m, err, errlen))
+	if (trace_reader_open(path, &r, err, errlen))
 		return -1;
-	if (trace_reader_open(path, &r, err, errlen)) {
-		trace_model_free(&m);
-		return -1;
-	}
-	c.start_ts = m.start_ts;
-	c.names = &m;
 	err[0] = '\0';
-	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"gpuspy\"}, "
-	      "\"traceEvents\": [",
-	      out);
 	while ((ret = trace_reader_next(r, &h)) > 0) {
-		if (emit_record(&c, h)) {
+		if (emit_record(c, h)) {
 			snprintf(err, errlen, "out of memory");
 			ret = -1;
 			break;
 		}
 	}
 	if (ret == 0)
-		emit_names(&c, &m);
-	fputs("\n]}\n", out);
+		emit_names(c, c->names);
 	if (ret < 0 && !err[0])
 		snprintf(err, errlen, "%s", trace_reader_error(r));
 	trace_reader_close(r);
-	chrome_cuda_free(&c);
-	trace_model_free(&m);
+	chrome_cuda_free(c);
+	chrome_gpu_free(c);
 	return ret < 0 ? -1 : 0;
+}
+
+int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
+{
+	struct trace_model m;
+	struct chrome_ctx c = {.out = out, .first = true};
+	int ret;
+
+	/* pass 1: names, kernel names and the start time; pass 2: the spans, streamed */
+	if (trace_model_load(path, &m, err, errlen))
+		return -1;
+	c.start_ts = m.start_ts;
+	c.names = &m;
+	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"gpuspy\"}, "
+	      "\"traceEvents\": [",
+	      out);
+	ret = chrome_write_events(&c, path, err, errlen);
+	fputs("\n]}\n", out);
+	trace_model_free(&m);
+	return ret;
 }

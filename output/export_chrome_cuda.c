@@ -94,8 +94,10 @@ static void op_args(struct chrome_ctx *c, const struct gs_cuda_call *call,
 			fprintf(out, ", \"event\": \"0x%" PRIx64 "\"", info->event);
 		break;
 	}
+	/* Kineto's tools take any event with a "stream" arg for GPU work */
 	if (info->has_stream)
-		fprintf(out, ", \"stream\": %" PRIu64, info->stream);
+		fprintf(out, ", \"%s\": %" PRIu64, c->kineto ? "stream handle" : "stream",
+			info->stream);
 }
 
 static void emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
@@ -114,6 +116,8 @@ static void emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
 	fputs(", \"args\": {\"depth\": ", c->out);
 	fprintf(c->out, "%u", call->depth);
 	op_args(c, call, info, inner);
+	if (!(call->hdr.flags & GS_CUDA_NESTED))
+		chrome_gpu_call_args(c, call);
 	if (cuda_call_failed(call, info))
 		fprintf(c->out, ", \"error\": \"%s\"",
 			cuda_error_name(info->probe->runtime, call->ret, buf, sizeof(buf)));
@@ -130,9 +134,14 @@ static void emit_counter(struct chrome_ctx *c, const struct gs_cuda_call *call,
 	fprintf(c->out, "{\"ph\": \"C\", \"name\": \"GPU memory\", \"pid\": %u, \"tid\": %u, ",
 		call->hdr.pid, call->hdr.tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, call->hdr.ts + call->dur_ns));
+	if (c->kineto)
+		fputs(", \"cat\": \"gpu_memory\", \"dur\": 0", c->out);
+	/* Kineto's tools read a "device" arg as a device index */
 	fprintf(c->out,
-		", \"args\": {\"device\": %" PRIu64 ", \"pinned\": %" PRIu64
-		", \"managed\": %" PRIu64 "}}",
+		c->kineto ? ", \"args\": {\"device memory\": %" PRIu64
+			    ", \"pinned memory\": %" PRIu64 ", \"managed memory\": %" PRIu64 "}}"
+			  : ", \"args\": {\"device\": %" PRIu64 ", \"pinned\": %" PRIu64
+			    ", \"managed\": %" PRIu64 "}}",
 		u->kind[GS_MEM_DEVICE].outstanding_bytes, u->kind[GS_MEM_PINNED].outstanding_bytes,
 		u->kind[GS_MEM_MANAGED].outstanding_bytes);
 }

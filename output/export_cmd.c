@@ -9,33 +9,40 @@
 #include <unistd.h>
 #include "cli.h"
 #include "export_chrome.h"
+#include "export_kineto.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome] [-o OUT]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
     "  -f, --format FMT   chrome: Chrome Trace Event JSON, loadable in Perfetto UI\n"
     "                     (ui.perfetto.dev) and chrome://tracing (default)\n"
-    "  -o, --output OUT   output file (default FILE with .json appended; - for stdout)\n"
+    "                     kineto: the same in PyTorch profiler's (Kineto's) dialect, for\n"
+    "                     Holistic Trace Analysis and TensorBoard\n"
+    "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
+    "                     kineto; - for stdout)\n"
     "  -h, --help         this help\n"
     "\n"
     "examples:\n"
     "  gpuspy export run.gpuspy -o run.json\n"
+    "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
-static int export_to_stdout(const char *path)
+typedef int (*exporter_fn)(const char *path, FILE *out, char *err, size_t errlen);
+
+static int export_to_stdout(exporter_fn export, const char *path)
 {
 	char err[256];
 
-	if (export_chrome(path, stdout, err, sizeof(err))) {
+	if (export(path, stdout, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", path, err);
 		return GS_EXIT_BAD_TRACE;
 	}
 	return fflush(stdout) ? GS_EXIT_FAILURE : GS_EXIT_OK;
 }
 
-static int export_to_file(const char *path, const char *out_path)
+static int export_to_file(exporter_fn export, const char *path, const char *out_path)
 {
 	char tmp[4096], err[256];
 	FILE *out;
@@ -54,7 +61,7 @@ static int export_to_file(const char *path, const char *out_path)
 			close(fd);
 		return GS_EXIT_FAILURE;
 	}
-	if (export_chrome(path, out, err, sizeof(err))) {
+	if (export(path, out, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", path, err);
 		ret = GS_EXIT_BAD_TRACE;
 	}
@@ -79,7 +86,8 @@ int export_main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *out_path = NULL;
+	const char *out_path = NULL, *suffix = ".json";
+	exporter_fn export = export_chrome;
 	char default_out[4096];
 	int c;
 
@@ -87,9 +95,13 @@ int export_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:o:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "chrome")) {
-				gs_error("invalid value '%s' for --format: expected chrome",
-					 optarg);
+			if (!strcmp(optarg, "kineto")) {
+				export = export_kineto;
+				suffix = ".kineto.json";
+			} else if (strcmp(optarg, "chrome")) {
+				gs_error(
+				    "invalid value '%s' for --format: expected chrome or kineto",
+				    optarg);
 				return GS_EXIT_USAGE;
 			}
 			break;
@@ -110,15 +122,15 @@ int export_main(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	}
 	if (!out_path) {
-		if (strlen(argv[optind]) + sizeof(".json") > sizeof(default_out)) {
+		if (strlen(argv[optind]) + strlen(suffix) + 1 > sizeof(default_out)) {
 			gs_error("trace path too long: %s", argv[optind]);
 			return GS_EXIT_USAGE;
 		}
 		strcpy(default_out, argv[optind]);
-		strcat(default_out, ".json");
+		strcat(default_out, suffix);
 		out_path = default_out;
 	}
 	if (!strcmp(out_path, "-"))
-		return export_to_stdout(argv[optind]);
-	return export_to_file(argv[optind], out_path);
+		return export_to_stdout(export, argv[optind]);
+	return export_to_file(export, argv[optind], out_path);
 }

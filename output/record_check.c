@@ -29,6 +29,39 @@ static bool tail_string_valid(const struct gs_hdr *rec, size_t fixed)
 	return rec->size > fixed && string_terminated((const char *)rec + fixed, rec->size - fixed);
 }
 
+/* The CUPTI bridge's records (unpacked from its batches by the loader) and the loader's GPU
+ * loss counters. Enumerated fields (copy kinds, states, NVTX kinds) are not checked: a newer
+ * bridge may add values, which readers show as unknown. */
+static bool gpu_record_valid(const struct gs_hdr *rec)
+{
+	switch (rec->type) {
+	case GS_REC_GPU_BATCH:
+		return rec->size >= sizeof(struct gs_gpu_batch);
+	case GS_REC_GPU_KERNEL:
+		return tail_string_valid(rec, sizeof(struct gs_gpu_kernel));
+	case GS_REC_GPU_MEMCPY:
+		return rec->size >= sizeof(struct gs_gpu_memcpy);
+	case GS_REC_GPU_MEMSET:
+		return rec->size >= sizeof(struct gs_gpu_memset);
+	case GS_REC_GPU_API:
+		return tail_string_valid(rec, sizeof(struct gs_gpu_api));
+	case GS_REC_GPU_SYNC:
+		return rec->size >= sizeof(struct gs_gpu_sync);
+	case GS_REC_NVTX:
+		return tail_string_valid(rec, sizeof(struct gs_nvtx));
+	case GS_REC_GPU_CLOCK:
+		return rec->size >= sizeof(struct gs_gpu_clock);
+	case GS_REC_BRIDGE_STATUS:
+		return tail_string_valid(rec, sizeof(struct gs_bridge_status));
+	case GS_REC_GPU_OVERHEAD:
+		return rec->size >= sizeof(struct gs_gpu_overhead);
+	case GS_REC_GPU_LOSS:
+		return rec->size >= sizeof(struct gs_gpu_loss);
+	default:
+		return true;
+	}
+}
+
 bool gs_record_valid(const struct gs_hdr *rec)
 {
 	if (rec->size < sizeof(*rec) || rec->size % 8)
@@ -71,7 +104,7 @@ bool gs_record_valid(const struct gs_hdr *rec)
 	case GS_REC_TRAILER:
 		return rec->size >= sizeof(struct gs_trailer);
 	default:
-		return true;
+		return gpu_record_valid(rec);
 	}
 }
 

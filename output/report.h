@@ -10,15 +10,18 @@
 #include "table.h"
 #include "trace_model.h"
 
-/* nsys's eight statistics columns (osrt_sum, cuda_api_sum), before the name. */
-#define REPORT_STAT_COLS                                                                           \
+/* nsys's eight statistics columns, before the name; the count column is named per report
+ * ("Num Calls" for API calls, "Instances" for kernels and ranges, "Count" for copies). */
+#define REPORT_STAT_COLS_COUNTING(count_title, count_key)                                          \
 	{"Time (%)", "time_pct", COL_PCT}, {"Total Time (ns)", "total_ns", COL_INT},               \
-	    {"Num Calls", "calls", COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                   \
+	    {count_title, count_key, COL_INT}, {"Avg (ns)", "avg_ns", COL_FLOAT1},                 \
 	    {"Med (ns)", "med_ns", COL_FLOAT1}, {"Min (ns)", "min_ns", COL_INT},                   \
 	    {"Max (ns)", "max_ns", COL_INT},                                                       \
 	{                                                                                          \
 		"StdDev (ns)", "stddev_ns", COL_FLOAT1                                             \
 	}
+/* osrt_sum, cuda_api_sum */
+#define REPORT_STAT_COLS REPORT_STAT_COLS_COUNTING("Num Calls", "calls")
 
 struct report_def {
 	const char *name;
@@ -27,6 +30,9 @@ struct report_def {
 	size_t ncols;
 	const char *default_sort; /* a column's JSON key */
 	int (*build)(const struct trace_model *m, struct table *t);
+	/* reports whose rows cost work each (gpu_idle reads the trace again): told how many rows
+	 * --limit will keep (0: all), so they can spend that work on those only */
+	int (*build_top)(const struct trace_model *m, size_t top, struct table *t);
 };
 
 extern const struct report_def report_osrt_sum;
@@ -42,8 +48,23 @@ extern const struct report_def report_gpu_mem;
 extern const struct report_def report_gpu_mem_blocks;
 extern const struct report_def report_cuda_libs;
 
+extern const struct report_def report_cuda_gpu_kern_sum;
+extern const struct report_def report_cuda_gpu_mem_time_sum;
+extern const struct report_def report_cuda_gpu_mem_size_sum;
+extern const struct report_def report_cuda_gpu_trace;
+extern const struct report_def report_nvtx_sum;
+extern const struct report_def report_gpu_util;
+extern const struct report_def report_gpu_idle;
+extern const struct report_def report_gpu_mode;
+extern const struct report_def report_gpu_unmatched;
+
 const struct report_def *report_find(const char *name);
 /* The registered reports, NULL-terminated. */
 extern const struct report_def *const report_all[];
+
+/* Fills the eight REPORT_STAT_COLS cells from `n` sorted values summing to `total`; Time (%) is
+ * the share of `grand_total`. */
+void report_stat_cells(struct table_cell *row, const uint64_t *sorted, size_t n, uint64_t total,
+		       uint64_t grand_total);
 
 #endif /* GPUSPY_REPORT_H */

@@ -8,7 +8,7 @@
 #include "report.h"
 #include "syscall_names.h"
 
-#define MAX_REPORTS 16
+#define MAX_REPORTS 32
 
 static const char usage[] =
     "usage: gpuspy report FILE [--report NAME[,NAME...]] [--format text|csv|json]\n"
@@ -17,7 +17,9 @@ static const char usage[] =
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
     "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes, and\n"
-    "                       cuda_api_sum,cuda_launches,gpu_mem when CUDA calls were traced)\n"
+    "                       cuda_api_sum,cuda_launches,gpu_mem when CUDA calls were traced,\n"
+    "                       cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,gpu_util when the CUPTI\n"
+    "                       bridge recorded GPU work)\n"
     "  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
     "                       several reports, an object of arrays keyed by report name)\n"
     "  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
@@ -30,7 +32,8 @@ static const char usage[] =
     "  gpuspy report run.gpuspy\n"
     "  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
     "  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n"
-    "  gpuspy report run.gpuspy --report cuda_api_errors,gpu_mem_blocks\n";
+    "  gpuspy report run.gpuspy --report cuda_api_errors,gpu_mem_blocks\n"
+    "  gpuspy report run.gpuspy --report gpu_idle --limit 5\n";
 
 struct report_opts {
 	const char *path;
@@ -90,7 +93,7 @@ static void list_reports(void)
 	for (size_t i = 0; report_all[i]; i++) {
 		const struct report_def *r = report_all[i];
 
-		printf("%-15s %s\n                keys:", r->name, r->summary);
+		printf("%-22s %s\n                       keys:", r->name, r->summary);
 		for (size_t c = 0; c < r->ncols; c++)
 			printf(" %s", r->cols[c].json_key);
 		printf("\n");
@@ -163,10 +166,53 @@ static void print_cuda_header(const struct cuda_model *cm, FILE *out)
 		(unsigned long long)cm->unnamed_launches, (unsigned long long)cm->libs_probed);
 }
 
+/* The GPU totals, when the CUPTI bridge said anything: what it recorded and what did not join. */
+static void print_gpu_header(const struct gpu_model *g, FILE *out)
+{
+	if (!g->records)
+		return;
+	fprintf(out,
+		"gpu ops: %llu (kernels: %llu, memcpy: %llu, memset: %llu), syncs: %llu, "
+		"nvtx: %llu\n",
+		(unsigned long long)(g->counts[GPU_OP_KERNEL] + g->counts[GPU_OP_MEMCPY] +
+				     g->counts[GPU_OP_MEMSET]),
+		(unsigned long long)g->counts[GPU_OP_KERNEL],
+		(unsigned long long)g->counts[GPU_OP_MEMCPY],
+		(unsigned long long)g->counts[GPU_OP_MEMSET],
+		(unsigned long long)g->counts[GPU_OP_SYNC], (unsigned long long)g->nvtx_records);
+	fprintf(out,
+		"gpu unmatched: %llu gpu records without api record, %llu api records without "
+		"uprobe span, %llu launches without gpu record (gpu_unmatched)\n",
+		(unsigned long long)g->unmatched_counts[GPU_UNMATCHED_OP],
+		(unsigned long long)g->unmatched_counts[GPU_UNMATCHED_API],
+		(unsigned long long)g->unmatched_counts[GPU_UNMATCHED_LAUNCH]);
+	if (g->has_clock)
+		fprintf(out, "gpu clock alignment error: max ±%llu ns\n",
+			(unsigned long long)g->max_clock_error_ns);
+}
+
+static void print_losses(const struct trace_model *m, FILE *out)
+{
+	const struct gpu_model *g = &m->gpu;
+
+	fprintf(out, "events lost: %llu\n", (unsigned long long)trace_model_loss_total(m));
+	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
+		if (m->losses[k])
+			fprintf(out, "  %llu %s\n", (unsigned long long)m->losses[k],
+				gs_loss_kind_name(k));
+	for (unsigned k = 0; k < GPU_LOSS_NKINDS; k++) {
+		if (!gpu_loss_count(g, k))
+			continue;
+		fprintf(out, "  %llu %s", (unsigned long long)gpu_loss_count(g, k),
+			gpu_loss_kind_name(k));
+		if (k == GPU_LOSS_RECORDS && g->loss_batches)
+			fprintf(out, ", in %llu batches", (unsigned long long)g->loss_batches);
+		fputc('\n', out);
+	}
+}
+
 static void print_header(const struct trace_model *m, FILE *out)
 {
-	uint64_t lost = trace_model_loss_total(m);
-
 	fprintf(out, "gpuspy trace: %s (host %s, kernel %s)\n", m->command, m->header.hostname,
 		m->header.kernel_release);
 	fprintf(out, "duration: %.3f s, %llu syscall spans (>= %llu ns), %llu off-cpu spans\n",
@@ -178,11 +224,8 @@ static void print_header(const struct trace_model *m, FILE *out)
 			m->stats_ts ? "as of the last checkpoint (the recording did not finish)"
 				    : "none (the recording did not reach a checkpoint)");
 	print_cuda_header(&m->cuda, out);
-	fprintf(out, "events lost: %llu\n", (unsigned long long)lost);
-	for (unsigned k = 0; k < GS_LOSS_NKINDS; k++)
-		if (m->losses[k])
-			fprintf(out, "  %llu %s\n", (unsigned long long)m->losses[k],
-				gs_loss_kind_name(k));
+	print_gpu_header(&m->gpu, out);
+	print_losses(m, out);
 }
 
 static int print_report(const struct trace_model *m, const struct report_def *def,
@@ -192,14 +235,18 @@ static int print_report(const struct trace_model *m, const struct report_def *de
 	int col;
 
 	table_init(&t, def->cols, def->ncols);
-	if (def->build(m, &t)) {
+	if (def->build_top ? def->build_top(m, o->limit, &t) : def->build(m, &t)) {
 		table_free(&t);
 		gs_error("out of memory building report %s", def->name);
 		return GS_EXIT_FAILURE;
 	}
 	/* --sort applies to the reports that have that column; the others keep their order */
 	col = o->sort ? table_column(&t, o->sort) : -1;
-	table_sort(&t, col >= 0 ? col : table_column(&t, def->default_sort));
+	if (col < 0 && def->default_sort)
+		col = table_column(&t, def->default_sort);
+	/* a report without a default sort key is built in its own order (time, device) */
+	if (col >= 0)
+		table_sort(&t, col);
 	if (o->limit)
 		table_limit(&t, o->limit);
 	if (o->format == TABLE_TEXT)
@@ -259,6 +306,12 @@ static void default_reports(const struct trace_model *m, struct report_opts *o)
 		o->reports[o->nreports++] = &report_cuda_api_sum;
 		o->reports[o->nreports++] = &report_cuda_launches;
 		o->reports[o->nreports++] = &report_gpu_mem;
+	}
+	if (m->gpu.counts[GPU_OP_KERNEL] + m->gpu.counts[GPU_OP_MEMCPY] +
+	    m->gpu.counts[GPU_OP_MEMSET]) {
+		o->reports[o->nreports++] = &report_cuda_gpu_kern_sum;
+		o->reports[o->nreports++] = &report_cuda_gpu_mem_time_sum;
+		o->reports[o->nreports++] = &report_gpu_util;
 	}
 }
 

@@ -4,7 +4,6 @@
  * outermost calls count: the driver calls a runtime call makes are part of its time. Every
  * statistic is exact, the median too (every duration is kept).
  */
-#include <math.h>
 #include "report.h"
 
 static const struct table_col cols[] = {
@@ -12,28 +11,6 @@ static const struct table_col cols[] = {
     {"Errors", "errors", COL_INT},
     {"Name", "name", COL_STR},
 };
-
-static double median(const struct cuda_api_stat *s)
-{
-	size_t h = s->n / 2;
-
-	return s->n % 2 ? (double)s->durs[h] : ((double)s->durs[h - 1] + (double)s->durs[h]) / 2;
-}
-
-/* Sample standard deviation (n - 1), as nsys prints it; two passes, so no cancellation. */
-static double stddev(const struct cuda_api_stat *s)
-{
-	long double mean = (long double)s->total_ns / s->n, sum = 0;
-
-	if (s->n < 2)
-		return 0;
-	for (size_t i = 0; i < s->n; i++) {
-		long double d = s->durs[i] - mean;
-
-		sum += d * d;
-	}
-	return (double)sqrtl(sum / (s->n - 1));
-}
 
 static uint64_t grand_total(const struct cuda_model *cm)
 {
@@ -58,14 +35,7 @@ static int build(const struct trace_model *m, struct table *t)
 		row = table_add_row(t);
 		if (!row || table_set_str(&row[9], gs_cuda_probes[i].name))
 			return -1;
-		row[0].d = total ? 100.0 * (double)s->total_ns / (double)total : 0.0;
-		row[1].u = s->total_ns;
-		row[2].u = s->n;
-		row[3].d = (double)s->total_ns / (double)s->n;
-		row[4].d = median(s);
-		row[5].u = s->durs[0];
-		row[6].u = s->durs[s->n - 1];
-		row[7].d = stddev(s);
+		report_stat_cells(row, s->durs, s->n, s->total_ns, total);
 		row[8].u = s->errors;
 	}
 	return 0;

@@ -14,6 +14,8 @@ static const char *roles_name(uint32_t roles)
 {
 	bool rt = roles & GS_CUDA_LIB_RUNTIME, drv = roles & GS_CUDA_LIB_DRIVER;
 
+	if (roles & GS_CUDA_LIB_BRIDGE)
+		return "CUPTI bridge"; /* gpuspy's own, found mapped: its USDT probe is attached */
 	return rt && drv ? "runtime+driver" : rt ? "runtime" : drv ? "driver" : "none";
 }
 

@@ -15,6 +15,15 @@ const struct report_def *const report_all[] = {
     &report_gpu_mem,
     &report_gpu_mem_blocks,
     &report_cuda_libs,
+    &report_cuda_gpu_kern_sum,
+    &report_cuda_gpu_mem_time_sum,
+    &report_cuda_gpu_mem_size_sum,
+    &report_cuda_gpu_trace,
+    &report_nvtx_sum,
+    &report_gpu_util,
+    &report_gpu_idle,
+    &report_gpu_mode,
+    &report_gpu_unmatched,
     NULL,
 };
 

@@ -53,6 +53,8 @@ int table_column(const struct table *t, const char *key)
 
 static double cell_number(const struct table_col *col, const struct table_cell *cell)
 {
+	if (cell->empty)
+		return -1.0; /* below every value: blanks sort last */
 	return col->kind == COL_INT || col->kind == COL_ID ? (double)cell->u : cell->d;
 }
 
@@ -132,11 +134,15 @@ static void format_cell(char *buf, size_t len, const struct table_col *c,
 			snprintf(buf, len, "%llu", (unsigned long long)v->u);
 		break;
 	case COL_FLOAT1:
+	case COL_FLOAT3: {
+		int decimals = c->kind == COL_FLOAT1 ? 1 : 3;
+
 		if (text)
-			format_grouped(buf, len, v->d, 1);
+			format_grouped(buf, len, v->d, decimals);
 		else
-			snprintf(buf, len, "%.1f", v->d);
+			snprintf(buf, len, "%.*f", decimals, v->d);
 		break;
+	}
 	case COL_PCT:
 		/* machine formats keep precision so shares add up to 100 */
 		snprintf(buf, len, text ? "%.1f" : "%.4f", v->d);
@@ -151,6 +157,8 @@ static const char *cell_text(char *buf, size_t len, const struct table_col *c,
 {
 	if (c->kind == COL_STR)
 		return v->s ? v->s : "";
+	if (v->empty)
+		return "";
 	format_cell(buf, len, c, v, fmt);
 	return buf;
 }
@@ -269,6 +277,10 @@ static void print_json(const struct table *t, FILE *out)
 			fprintf(out, "%s\"%s\": ", c ? ", " : "", t->cols[c].json_key);
 			if (t->cols[c].kind == COL_STR) {
 				json_print_string(out, v->s ? v->s : "");
+				continue;
+			}
+			if (v->empty) {
+				fputs("null", out);
 				continue;
 			}
 			format_cell(buf, sizeof(buf), &t->cols[c], v, TABLE_JSON);

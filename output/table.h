@@ -19,6 +19,7 @@ enum col_kind {
 	COL_ID,	    /* unsigned integer printed as is: pids, tids */
 	COL_INT,    /* unsigned integer, grouped with commas in text */
 	COL_FLOAT1, /* one decimal, grouped in text */
+	COL_FLOAT3, /* three decimals, grouped in text: decimal MB as nsys prints them */
 	COL_PCT,    /* percentage with one decimal */
 };
 
@@ -32,6 +33,8 @@ struct table_cell {
 	char *s; /* owned copy for COL_STR */
 	uint64_t u;
 	double d;
+	bool
+	    empty; /* no value (a kernel's grid in a copy's row): blank in text/CSV, null in JSON */
 };
 
 struct table {

@@ -15,7 +15,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
-#define GS_TRACE_VERSION_MINOR 1 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 2 /* new record types bump this; readers skip unknown types */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
 #define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
 #define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */

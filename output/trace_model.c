@@ -218,6 +218,8 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 	case GS_REC_CUDA_LIB:
 		return cuda_model_apply(&m->cuda, h);
 	default:
+		if (gpu_model_takes(h->type))
+			return gpu_model_apply(&m->gpu, h);
 		return 0; /* newer record types: skipped */
 	}
 }
@@ -242,6 +244,12 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 	err[0] = '\0';
 	if (trace_reader_open(path, &r, err, errlen))
 		return -1;
+	m->path = strdup(path);
+	if (!m->path) {
+		trace_reader_close(r);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	m->header = *trace_reader_header(r);
 	while ((ret = trace_reader_next(r, &h)) > 0) {
 		if (apply(m, h)) {
@@ -258,6 +266,8 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 		snprintf(err, errlen, "out of memory");
 		ret = -1;
 	}
+	if (!ret && gpu_model_finish(&m->gpu, path, &m->ix_threads, err, errlen))
+		ret = -1;
 	if (ret < 0) {
 		/* callers get nothing to free on failure */
 		trace_model_free(m);
@@ -269,6 +279,7 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 
 void trace_model_free(struct trace_model *m)
 {
+	free(m->path);
 	free(m->threads);
 	free(m->procs);
 	free(m->syscalls);
@@ -282,6 +293,7 @@ void trace_model_free(struct trace_model *m)
 	key_index_free(&m->ix_offcpu);
 	key_index_free(&m->ix_fds);
 	cuda_model_free(&m->cuda);
+	gpu_model_free(&m->gpu);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -303,7 +315,7 @@ uint64_t trace_model_loss_total(const struct trace_model *m)
 
 	for (int i = 0; i < GS_LOSS_SLOTS; i++)
 		sum += m->losses[i];
-	return sum;
+	return sum + gpu_model_loss_total(&m->gpu);
 }
 
 const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd,

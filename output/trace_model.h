@@ -2,8 +2,9 @@
 /*
  * What reports need from a trace, gathered in one streaming pass: the recording's settings,
  * processes and threads with their names and lifecycle, exact per-thread statistics and the
- * loss counters, and the CUDA API calls (cuda_model.h). Spans are not kept: the exporter streams
- * them separately.
+ * loss counters, the CUDA API calls (cuda_model.h) and the CUPTI bridge's GPU records
+ * (gpu_model.h). Spans are not kept: the exporter streams them separately, and the GPU join
+ * and gpu_idle read the file again (`path`).
  */
 #ifndef GPUSPY_TRACE_MODEL_H
 #define GPUSPY_TRACE_MODEL_H
@@ -11,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cuda_model.h"
+#include "gpu_model.h"
 #include "histogram.h"
 #include "key_index.h"
 #include "trace_format.h"
@@ -48,6 +50,7 @@ struct model_fd {
 };
 
 struct trace_model {
+	char *path; /* the trace file, for the passes that read it again */
 	struct gs_file_header header;
 	char command[1024];
 	uint64_t osrt_threshold_ns, offcpu_threshold_ns;
@@ -72,6 +75,7 @@ struct trace_model {
 
 	struct key_index ix_threads, ix_procs, ix_syscalls, ix_offcpu, ix_fds;
 	struct cuda_model cuda;
+	struct gpu_model gpu;
 };
 
 /* 0, or -1 with a one-line message in err (a corrupt file; nothing is left to free). A
@@ -80,6 +84,7 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 void trace_model_free(struct trace_model *m);
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid);
 const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid);
+/* Every event counted lost, the GPU records' losses included. */
 uint64_t trace_model_loss_total(const struct trace_model *m);
 /* The name of `fd` in `pid` when it referred to inode `ino`, or NULL. */
 const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint32_t fd,

@@ -1,57 +1,146 @@
 #!/usr/bin/env python3
-"""Check that a `gpuspy export --format kineto` file has what Holistic Trace Analysis and
-TensorBoard's trace viewer need from PyTorch Kineto's dialect: the top-level keys, ts/dur/
-name/cat/pid/tid on every slice, kernel args (HTA finds GPU events by args.stream and joins
-them by args.correlation), and ac2g flows whose ids pair up.
-usage: check_kineto.py FILE.json"""
-import collections
+"""Checks a `gpuspy export --format kineto` file the way Kineto's consumers read it.
+
+Top level: schemaVersion 1, deviceProperties (an entry with id and name per device of the GPU
+events), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
+the space), displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
+has ts, dur, name, cat, pid, tid (HTA drops rows without dur or cat). GPU events (kernel,
+gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels also grid,
+block, "registers per thread" and "shared memory"; no CPU event carries "stream" (HTA takes
+any event with a stream for GPU work). Every ac2g flow has one start ("s", inside a
+cuda_runtime or cuda_driver span on its thread whose correlation is the GPU event's) and one
+end ("f", "bp": "e", at the start of a GPU event on its track). Prints a summary line; exits 1
+with the first problem.
+usage: check_kineto.py FILE.json
+"""
+import bisect
 import json
 import re
 import sys
+from collections import defaultdict
+
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
+API_CATS = {"cuda_runtime", "cuda_driver"}
+KNOWN_CATS = GPU_CATS | API_CATS | {"ac2g", "user_annotation", "__metadata", "os_runtime",
+                                   "off_cpu", "process", "gpu_memory"}
+EPS = 0.0005  # µs: ns precision
 
 
-def main():
-    text = open(sys.argv[1]).read()
-    doc = json.loads(text)
-    bad = []
+def fail(msg):
+    print(f"check_kineto: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check_top(text, doc):
     if doc.get("schemaVersion") != 1:
-        bad.append("schemaVersion is %r, not 1" % doc.get("schemaVersion"))
-    for key in ("deviceProperties", "traceEvents", "baseTimeNanoseconds", "displayTimeUnit"):
-        if key not in doc:
-            bad.append("no top-level %s" % key)
-    if not re.search(r'"rank": \d+', text):
-        bad.append('no "rank": N (HTA reads it with a regex that needs the space)')
-    events = doc.get("traceEvents", [])
-    cats = collections.Counter()
+        fail("schemaVersion is not 1")
+    if not re.search(r'"distributedInfo": \{"rank": \d+', text):
+        fail('no "distributedInfo": {"rank": N} as HTA matches it')
+    if doc.get("displayTimeUnit") != "ms":
+        fail("displayTimeUnit is not ms")
+    if not isinstance(doc.get("baseTimeNanoseconds"), int) or doc["baseTimeNanoseconds"] <= 0:
+        fail("baseTimeNanoseconds is not a positive integer")
+    props = doc.get("deviceProperties")
+    if not isinstance(props, list) or any("id" not in p or "name" not in p for p in props):
+        fail("deviceProperties is not a list of entries with id and name")
+    if not isinstance(doc.get("traceEvents"), list):
+        fail("no traceEvents array")
+    return {p["id"] for p in props}
+
+
+def check_event(e, devices):
+    for key in ("ts", "dur", "name", "cat", "pid", "tid"):
+        if key not in e:
+            fail(f"event without {key}: {e}")
+    if e["cat"] not in KNOWN_CATS:
+        fail(f"unknown category: {e}")
+    if e["ts"] < 0 or e["dur"] < 0:
+        fail(f"negative time: {e}")
+    args = e.get("args", {})
+    if e["cat"] in GPU_CATS:
+        for key in ("device", "stream", "correlation"):
+            if not isinstance(args.get(key), int):
+                fail(f"GPU event without integer {key}: {e}")
+        if args["device"] not in devices:
+            fail(f"device {args['device']} not in deviceProperties: {e}")
+    elif e["ph"] != "M" and "stream" in args:
+        fail(f"CPU event with a stream arg (HTA would take it for GPU work): {e}")
+    if e["cat"] == "kernel":
+        for key in ("grid", "block"):
+            if not (isinstance(args.get(key), list) and len(args[key]) == 3):
+                fail(f"kernel without {key} [x, y, z]: {e}")
+        for key in ("registers per thread", "shared memory"):
+            if not isinstance(args.get(key), int):
+                fail(f"kernel without {key}: {e}")
+
+
+def enclosing_api(api_spans, api_starts, s):
+    """The CUDA API span on the flow start's thread that contains it (the innermost)."""
+    key = (s["pid"], s["tid"])
+    spans = api_spans.get(key, [])
+    i = bisect.bisect_right(api_starts.get(key, []), s["ts"] + EPS)  # spans sorted by start
+    best = None
+    for start, end, corr in reversed(spans[max(0, i - 64):i]):
+        if start - EPS <= s["ts"] <= end + EPS and (best is None or start > best[0]):
+            best = (start, end, corr)
+    return best
+
+
+def check_flows(events):
+    gpu_starts = {}  # (pid, tid, ts in ns) -> correlation of the GPU event starting there
+    api_spans = defaultdict(list)
     for e in events:
-        if e.get("ph") != "X":
+        if e["ph"] != "X":
             continue
-        cats[e.get("cat")] += 1
-        missing = [k for k in ("ts", "dur", "name", "cat", "pid", "tid") if k not in e]
-        if missing:
-            bad.append("event %s lacks %s" % (e.get("name"), missing))
-        if e.get("cat") == "kernel":
-            need = ("correlation", "device", "stream", "grid", "block", "registers per thread",
-                    "shared memory")
-            lack = [k for k in need if k not in e.get("args", {})]
-            if lack:
-                bad.append("kernel %s lacks args %s" % (e.get("name"), lack))
-    for cat in ("kernel", "cuda_runtime"):
-        if not cats[cat]:
-            bad.append("no %s events" % cat)
-    flows = collections.defaultdict(lambda: collections.Counter())
+        if e["cat"] in GPU_CATS:
+            gpu_starts[(e["pid"], e["tid"], round(e["ts"] * 1000))] = e["args"]["correlation"]
+        elif e["cat"] in API_CATS:
+            api_spans[(e["pid"], e["tid"])].append(
+                (e["ts"], e["ts"] + e["dur"], e.get("args", {}).get("correlation")))
+    api_starts = {}
+    for key, spans in api_spans.items():
+        spans.sort()
+        api_starts[key] = [x[0] for x in spans]
+    starts, ends = {}, {}
     for e in events:
-        if e.get("cat") == "ac2g" and e.get("ph") in ("s", "f"):
-            flows[e["id"]][e["ph"]] += 1
-    unpaired = [i for i, c in flows.items() if c["s"] != 1 or c["f"] != 1]
-    if unpaired or not flows:
-        bad.append("%d ac2g flows, %d not paired one to one" % (len(flows), len(unpaired)))
-    for b in bad:
-        print("MISMATCH " + b)
-    print("kineto: %d slices in %d categories, %d flows: %s"
-          % (sum(cats.values()), len(cats), len(flows), "FAIL" if bad else "ok"))
-    return 1 if bad else 0
+        if e["ph"] not in ("s", "f"):
+            continue
+        if e["cat"] != "ac2g" or "id" not in e:
+            fail(f"flow event without cat ac2g or id: {e}")
+        side = starts if e["ph"] == "s" else ends
+        if e["id"] in side:
+            fail(f"flow id {e['id']} used twice: {e}")
+        side[e["id"]] = e
+    if set(starts) != set(ends):
+        fail(f"flow ids without both ends: {sorted(set(starts) ^ set(ends))[:5]}")
+    if not ends:
+        fail("no ac2g flows")
+    for fid, f in ends.items():
+        if f.get("bp") != "e":
+            fail(f"flow end without bp e: {f}")
+        corr = gpu_starts.get((f["pid"], f["tid"], round(f["ts"] * 1000)))
+        if corr is None:
+            fail(f"flow end not at the start of a GPU event: {f}")
+        api = enclosing_api(api_spans, api_starts, starts[fid])
+        if api is None or api[2] != corr:
+            fail(f"flow start not in a CUDA API span with the GPU event's correlation "
+                 f"{corr}: {starts[fid]}")
+    return len(ends)
+
+
+def main(path):
+    text = open(path).read()
+    doc = json.loads(text)
+    devices = check_top(text, doc)
+    events = doc["traceEvents"]
+    cats = defaultdict(int)
+    for e in events:
+        check_event(e, devices)
+        cats[e["cat"]] += 1
+    flows = check_flows(events)
+    print(f"check_kineto: {len(events)} events, {flows} ac2g flows, " +
+          ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(sys.argv[1])

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpu_mode: per process with CUDA, how its GPU side was recorded: by the CUPTI bridge (GPU
+ * records joined to the calls), or by uprobes only and why (CUPTI held by another subscriber
+ * such as torch.profiler or nsys, no bridge loaded, or a CUPTI error), with the clock
+ * alignment error and what the bridge or CUPTI lost.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "report.h"
+
+static const struct table_col cols[] = {
+    {"PID", "pid", COL_ID},
+    {"Process", "process", COL_STR},
+    {"Mode", "mode", COL_STR},
+    {"Clock Error (ns)", "clock_error_ns", COL_INT},
+    {"CUPTI Dropped", "cupti_dropped", COL_INT},
+    {"Bridge Lost", "bridge_lost", COL_INT},
+    {"GPU Ops", "ops", COL_INT},
+    {"CUPTI Overhead (ns)", "overhead_ns", COL_INT},
+    {"Message", "message", COL_STR},
+};
+
+static bool bridge_mapped(const struct trace_model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->cuda.nlibs; i++)
+		if (m->cuda.libs[i].pid == pid && (m->cuda.libs[i].roles & GS_CUDA_LIB_BRIDGE))
+			return true;
+	return false;
+}
+
+static const char *mode(const struct trace_model *m, uint32_t pid, const struct gpu_proc *p)
+{
+	if (p && (p->ops || p->apis))
+		return "cupti";
+	if (!p || !p->seen)
+		return bridge_mapped(m, pid) ? "uprobes-only (bridge loaded, never reported)"
+					     : "uprobes-only (no bridge loaded)";
+	/* NVTX_INJECTION64_PATH loads the bridge into processes that never use CUDA too */
+	if (p->seen & (1u << GS_BRIDGE_ACTIVE))
+		return "cupti (no CUDA activity recorded)";
+	if (p->seen & (1u << GS_BRIDGE_CUPTI_BUSY))
+		return "uprobes-only (CUPTI busy: another subscriber)";
+	if (p->seen & (1u << GS_BRIDGE_CUPTI_ERROR))
+		return "error";
+	return "uprobes-only (bridge inactive)";
+}
+
+static int add_row(const struct trace_model *m, struct table *t, uint32_t pid)
+{
+	const struct gpu_proc *p = gpu_model_proc(&m->gpu, pid);
+	const struct model_process *proc = trace_model_process(m, pid);
+	struct table_cell *row = table_add_row(t);
+	char msg[512] = "";
+
+	if (p && p->message)
+		snprintf(msg, sizeof(msg), "%s", p->message);
+	if (p && p->cupti_result)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s(CUptiResult %d)",
+			 msg[0] ? " " : "", p->cupti_result);
+	if (!row || table_set_str(&row[1], proc && proc->comm[0] ? proc->comm : "?") ||
+	    table_set_str(&row[2], mode(m, pid, p)) || table_set_str(&row[8], msg))
+		return -1;
+	row[0].u = pid;
+	row[3].u = p ? p->clock_error_ns : 0;
+	row[3].empty = !p || !p->clocks;
+	row[4].u = p ? p->dropped : 0;
+	row[5].u = p ? p->lost : 0;
+	row[6].u = p ? p->ops : 0;
+	row[7].u = p ? p->overhead_ns : 0;
+	return 0;
+}
+
+/* A process a CUDA library was found in, or the bridge reported on, once each. */
+static bool listed_before(const struct trace_model *m, size_t lib, uint32_t pid)
+{
+	for (size_t i = 0; i < lib; i++)
+		if (m->cuda.libs[i].pid == pid)
+			return true;
+	return false;
+}
+
+static int build(const struct trace_model *m, struct table *t)
+{
+	for (size_t i = 0; i < m->cuda.nlibs; i++)
+		if (!listed_before(m, i, m->cuda.libs[i].pid) && add_row(m, t, m->cuda.libs[i].pid))
+			return -1;
+	for (size_t i = 0; i < m->gpu.nprocs; i++) {
+		uint32_t pid = m->gpu.procs[i].pid;
+
+		if (!listed_before(m, m->cuda.nlibs, pid) && add_row(m, t, pid))
+			return -1;
+	}
+	return 0;
+}
+
+const struct report_def report_gpu_mode = {
+    .name = "gpu_mode",
+    .summary = "how each CUDA process's GPU side was recorded: CUPTI bridge or uprobes only, "
+	       "and why",
+    .cols = cols,
+    .ncols = sizeof(cols) / sizeof(cols[0]),
+    .default_sort = NULL, /* processes as they were found */
+    .build = build,
+};
