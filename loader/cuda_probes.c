@@ -28,6 +28,7 @@ struct probed_lib {
 struct cuda_probes {
 	struct cuda_bpf *skel;
 	struct cupti_link *bridge; /* NULL: CUPTI bridges are left alone (--no-cupti) */
+	bool bridge_everywhere;	   /* -a: turn bridges on in every process, not per target */
 	struct trace_writer *w;
 	bool quiet, detached;
 	struct bpf_link **links; /* ld.so watches */
@@ -204,8 +205,9 @@ static size_t examine_file(struct cuda_probes *cp, pid_t pid, const struct proc_
 	if (!offsets)
 		return SIZE_MAX;
 	proc_maps_host_path(pid, m->path, path, sizeof(path));
+	/* a bridge is turned on per process (report_lib), not for the file */
 	if (cp->bridge && cupti_link_is_bridge(path)) {
-		roles = cupti_link_attach(cp->bridge, path) ? 0 : GS_CUDA_LIB_BRIDGE;
+		roles = GS_CUDA_LIB_BRIDGE;
 		goto add;
 	}
 	if (elf_find_functions(path, cp->names, gs_cuda_nprobes, symtab_worth_reading(pid, m->path),
@@ -271,9 +273,16 @@ static int report_lib(struct cuda_probes *cp, pid_t pid, const struct proc_mappi
 		return 0;
 	if (key_index_put(&cp->reported, (uint64_t)pid, idx, idx))
 		return -ENOMEM;
-	if (!cp->quiet && lib->roles == GS_CUDA_LIB_BRIDGE)
-		fprintf(stderr, "gpuspy: CUPTI bridge in pid %d: %s: turned on\n", pid, m->path);
-	else if (!cp->quiet)
+	if (lib->roles == GS_CUDA_LIB_BRIDGE) {
+		char path[PATH_MAX + 32];
+
+		proc_maps_host_path(pid, m->path, path, sizeof(path));
+		if (cupti_link_attach(cp->bridge, path, idx, cp->bridge_everywhere ? -1 : pid))
+			return 0; /* said why; the process is traced by uprobes only */
+		if (!cp->quiet)
+			fprintf(stderr, "gpuspy: CUPTI bridge in pid %d: %s: turned on\n", pid,
+				m->path);
+	} else if (!cp->quiet)
 		fprintf(stderr, "gpuspy: probing CUDA %s in pid %d: %s (%u functions)\n",
 			roles_name(lib->roles), pid, m->path, lib->probes);
 	return write_lib_record(cp, pid, m, lib);
@@ -375,9 +384,10 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
 	kill(pid, SIGCONT);
 }
 
-void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl)
+void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool everywhere)
 {
 	cp->bridge = cl;
+	cp->bridge_everywhere = everywhere;
 }
 
 void cuda_probes_detach(struct cuda_probes *cp)

@@ -29,8 +29,9 @@ int cuda_probes_scan(struct cuda_probes *cp, pid_t pid);
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid);
 /* ld.so has mapped new objects in `pid`, which BPF stopped: probe them, then resume it. */
 void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid);
-/* CUPTI bridges found from now on are handed to `cl` (cupti_link.h). */
-void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl);
+/* CUPTI bridges found from now on are handed to `cl` (cupti_link.h), to be turned on in the
+ * process they were found in, or `everywhere` (-a). */
+void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool everywhere);
 /* Detaches every uprobe; later calls only resume held processes. */
 void cuda_probes_detach(struct cuda_probes *cp);
 void cuda_probes_free(struct cuda_probes *cp);

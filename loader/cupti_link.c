@@ -24,12 +24,19 @@ struct bridge_proc {
 	bool flushed; /* answered the current flush request */
 };
 
+/* One attachment to a bridge: a file, in one process or (pid -1) in all. */
+struct bridge_target {
+	char *path;
+	pid_t pid;
+};
+
 struct cupti_link {
 	struct cupti_bpf *skel;
 	struct trace_writer *w;
 	bool quiet;
-	char **paths; /* bridge files attached, for the flush request */
-	size_t npaths, paths_cap;
+	struct bridge_target *targets; /* for the flush request */
+	size_t ntargets, targets_cap;
+	struct key_index ix_targets; /* (file key, pid) */
 	struct bpf_link **links;
 	size_t nlinks, links_cap;
 	struct bridge_proc *procs;
@@ -62,10 +69,11 @@ bool cupti_link_is_bridge(const char *host_path)
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta);
 }
 
-static int attach_usdt(struct cupti_link *cl, struct bpf_program *prog, const char *path,
-		       const char *name)
+static int attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
+		       const struct bridge_target *t, const char *name)
 {
-	struct bpf_link *link = bpf_program__attach_usdt(prog, -1, path, "gpuspy", name, NULL);
+	struct bpf_link *link =
+	    bpf_program__attach_usdt(prog, t->pid, t->path, "gpuspy", name, NULL);
 	struct bpf_link **slot;
 
 	if (!link)
@@ -79,19 +87,28 @@ static int attach_usdt(struct cupti_link *cl, struct bpf_program *prog, const ch
 	return 0;
 }
 
-int cupti_link_attach(struct cupti_link *cl, const char *host_path)
+int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)
 {
-	char **slot;
-	int err = attach_usdt(cl, cl->skel->progs.bridge_records, host_path, "records");
+	struct bridge_target *t;
+	size_t dummy;
+	int err;
 
+	if (key_index_find(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, &dummy))
+		return 0;
+	t = array_grow((void **)&cl->targets, &cl->ntargets, &cl->targets_cap, sizeof(*t));
+	if (!t || key_index_put(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, 0))
+		return -ENOMEM;
+	t->pid = pid;
+	t->path = strdup(host_path);
+	if (!t->path)
+		return -ENOMEM;
+	err = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
-		return err;
+		free(t->path);
+		cl->ntargets--;
 	}
-	slot = array_grow((void **)&cl->paths, &cl->npaths, &cl->paths_cap, sizeof(*slot));
-	if (!slot || !(*slot = strdup(host_path)))
-		return -ENOMEM;
-	return 0;
+	return err;
 }
 
 static struct bridge_proc *bridge_proc(struct cupti_link *cl, uint32_t pid)
@@ -192,17 +209,19 @@ void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int 
 {
 	uint64_t deadline = gs_monotonic_ns() + (uint64_t)timeout_ms * 1000000ULL;
 
-	if (!cl || !cl->npaths)
+	if (!cl || !cl->ntargets)
 		return;
 	/* a bridge that turned on just before the stop: its ACTIVE status is still in the ring */
 	poll(ctx, 0);
 	for (size_t i = 0; i < cl->nprocs; i++)
 		cl->procs[i].flushed = false;
-	for (size_t i = 0; i < cl->npaths; i++) {
-		int err = attach_usdt(cl, cl->skel->progs.bridge_flushed, cl->paths[i], "flushed");
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		const struct bridge_target *t = &cl->targets[i];
+		int err = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed");
 
-		if (err)
-			gs_warn("cannot ask the CUPTI bridge %s to flush: %s", cl->paths[i],
+		/* a process that exited meanwhile has nothing more to say */
+		if (err && !(t->pid > 0 && kill(t->pid, 0)))
+			gs_warn("cannot ask the CUPTI bridge %s to flush: %s", t->path,
 				strerror(-err));
 	}
 	gs_debug("waiting for %zu CUPTI bridge process(es) to flush", cl->nprocs);
@@ -233,9 +252,10 @@ void cupti_link_free(struct cupti_link *cl)
 	if (!cl)
 		return;
 	cupti_link_detach(cl);
-	for (size_t i = 0; i < cl->npaths; i++)
-		free(cl->paths[i]);
-	free(cl->paths);
+	for (size_t i = 0; i < cl->ntargets; i++)
+		free(cl->targets[i].path);
+	free(cl->targets);
+	key_index_free(&cl->ix_targets);
 	free(cl->links);
 	free(cl->procs);
 	key_index_free(&cl->ix_procs);

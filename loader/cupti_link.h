@@ -24,8 +24,10 @@ int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
 		   struct cupti_link **out);
 /* Whether a mapped file is a gpuspy CUPTI bridge (by name, then by its USDT semaphore). */
 bool cupti_link_is_bridge(const char *host_path);
-/* Attaches to a bridge file (once per file; `host_path` under /proc/PID/root). 0 or -errno. */
-int cupti_link_attach(struct cupti_link *cl, const char *host_path);
+/* Attaches to a bridge file (`host_path` under /proc/PID/root; `file_key` tells files apart)
+ * in process `pid` only, so other processes that map the same bridge stay untouched, or in
+ * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
+int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
 /* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
 int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
 /* Asks every bridge to deliver all it holds and waits (polling) until each active one has

@@ -288,7 +288,7 @@ static int start_session(struct recorder *r)
 			gs_error("cannot set up the CUPTI bridge link: out of memory");
 			return GS_EXIT_FAILURE;
 		}
-		cuda_probes_use_bridge(r->cuda, r->cupti);
+		cuda_probes_use_bridge(r->cuda, r->cupti, o->trace_all);
 	}
 	err = recorder_add_targets(r);
 	if (err) {

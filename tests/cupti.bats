@@ -113,6 +113,37 @@ wait_for_count() { # FILE PATTERN N
 	done
 }
 
+@test "-p turns the bridge on in its target only, not in another process that maps the same bridge" {
+	for tag in a b; do
+		mkfifo "$WORK/$tag.ctl"
+		env LD_LIBRARY_PATH="$FC" CUDA_INJECTION64_PATH="$BRIDGE" GPUSPY_CUPTI_LOG="$WORK/$tag.log" \
+			"$TGT/cuda_loop" "$WORK/$tag.ready" < "$WORK/$tag.ctl" > "$WORK/$tag.out" 3>&- &
+		eval "pid_$tag=$!"
+		LOOP_PID="${LOOP_PID:-} $!"
+	done
+	exec 4> "$WORK/a.ctl" 5> "$WORK/b.ctl"
+	wait_for_file "$WORK/a.ready"
+	wait_for_file "$WORK/b.ready"
+	"$GPUSPY" record -p "$pid_a" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	GPUSPY_PID=$!
+	wait_for_count "$WORK/a.log" "activity on: kernel" 1
+	echo "go 3" >&4
+	echo "go 3" >&5
+	wait_for_line "$WORK/a.out" "BATCH done n=3"
+	wait_for_line "$WORK/b.out" "BATCH done n=3"
+	kill -INT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	echo exit >&4
+	echo exit >&5
+	exec 4>&- 5>&-
+	wait $LOOP_PID
+	LOOP_PID=
+	[ ! -s "$WORK/b.log" ]
+	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq -e '(map(.instances) | add) == 3'
+}
+
 @test "CUPTI already subscribed: said on stderr and in the trace, uprobes still trace every call" {
 	run "$GPUSPY" record -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" python3 "$ROOT/tests/targets/cuda/cupti_busy.py"
 	echo "$output"
