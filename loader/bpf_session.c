@@ -75,27 +75,39 @@ static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
 	return err;
 }
 
+/* The open and load steps every component shares: -errno, said on stderr. */
+static int opened(const void *skel, const char *what)
+{
+	int err = -errno;
+
+	if (skel)
+		return 0;
+	gs_error("cannot open the %s BPF program: %s", what, strerror(-err));
+	return err;
+}
+
+static int loaded(int err, const char *what)
+{
+	if (err)
+		gs_error("cannot load the %s BPF program: %s (run with -v for the verifier log)",
+			 what, strerror(-err));
+	return err;
+}
+
 static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
 	int err;
 
 	s->osrt = osrt_bpf__open_opts(&opts);
-	if (!s->osrt) {
-		err = -errno;
-		gs_error("cannot open the syscall BPF program: %s", strerror(-err));
+	err = opened(s->osrt, "syscall");
+	if (err)
 		return err;
-	}
 	CONFIGURE_RODATA(s->osrt, cfg);
 	s->osrt->rodata->span_threshold_ns = cfg->osrt_threshold_ns;
 	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
 	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
-	err = osrt_bpf__load(s->osrt);
-	if (err)
-		gs_error(
-		    "cannot load the syscall BPF program: %s (run with -v for the verifier log)",
-		    strerror(-err));
-	return err;
+	return loaded(osrt_bpf__load(s->osrt), "syscall");
 }
 
 static int open_sched(struct bpf_session *s, const struct bpf_session_config *cfg)
@@ -104,23 +116,16 @@ static int open_sched(struct bpf_session *s, const struct bpf_session_config *cf
 	int err;
 
 	s->sched = sched_bpf__open_opts(&opts);
-	if (!s->sched) {
-		err = -errno;
-		gs_error("cannot open the scheduler BPF program: %s", strerror(-err));
+	err = opened(s->sched, "scheduler");
+	if (err)
 		return err;
-	}
 	CONFIGURE_RODATA(s->sched, cfg);
 	s->sched->rodata->offcpu_threshold_ns = cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->sched->maps.offcpu_stats, cfg->max_stat_keys);
 	err = share_common_maps(s->sched->obj, s->osrt->obj);
 	if (err)
 		return err;
-	err = sched_bpf__load(s->sched);
-	if (err)
-		gs_error(
-		    "cannot load the scheduler BPF program: %s (run with -v for the verifier log)",
-		    strerror(-err));
-	return err;
+	return loaded(sched_bpf__load(s->sched), "scheduler");
 }
 
 static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg)
@@ -129,11 +134,9 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 	int err;
 
 	s->cuda = cuda_bpf__open_opts(&opts);
-	if (!s->cuda) {
-		err = -errno;
-		gs_error("cannot open the CUDA BPF program: %s", strerror(-err));
+	err = opened(s->cuda, "CUDA");
+	if (err)
 		return err;
-	}
 	CONFIGURE_RODATA(s->cuda, cfg);
 	/* the API probes attach through uprobe_multi links (cuda_probes.c); ld.so's stays a
 	 * perf-event uprobe, which needs the program's address (PT_REGS_IP) */
@@ -145,11 +148,7 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 	err = share_common_maps(s->cuda->obj, s->osrt->obj);
 	if (err)
 		return err;
-	err = cuda_bpf__load(s->cuda);
-	if (err)
-		gs_error("cannot load the CUDA BPF program: %s (run with -v for the verifier log)",
-			 strerror(-err));
-	return err;
+	return loaded(cuda_bpf__load(s->cuda), "CUDA");
 }
 
 static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cfg)
@@ -158,21 +157,14 @@ static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cf
 	int err;
 
 	s->cupti = cupti_bpf__open_opts(&opts);
-	if (!s->cupti) {
-		err = -errno;
-		gs_error("cannot open the CUPTI bridge BPF program: %s", strerror(-err));
+	err = opened(s->cupti, "CUPTI bridge");
+	if (err)
 		return err;
-	}
 	CONFIGURE_RODATA(s->cupti, cfg);
 	err = share_common_maps(s->cupti->obj, s->osrt->obj);
 	if (err)
 		return err;
-	err = cupti_bpf__load(s->cupti);
-	if (err)
-		gs_error("cannot load the CUPTI bridge BPF program: %s (run with -v for the "
-			 "verifier log)",
-			 strerror(-err));
-	return err;
+	return loaded(cupti_bpf__load(s->cupti), "CUPTI bridge");
 }
 
 int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
