@@ -40,21 +40,11 @@ static int remember(struct cuda_names *n, uint32_t pid, uint64_t handle)
 static int write_name(struct trace_writer *w, const struct gs_hdr *like, uint64_t handle,
 		      uint32_t probe, const char *name)
 {
-	union {
-		struct gs_cuda_name rec;
-		unsigned char bytes[sizeof(struct gs_cuda_name) + GS_KERNEL_NAME_MAX + 8];
-	} u;
-	size_t len = strnlen(name, GS_KERNEL_NAME_MAX - 1);
+	struct gs_cuda_name rec = {.hdr = *like, .handle = handle, .probe = probe};
 
-	memset(&u, 0, sizeof(u));
-	u.rec.hdr = *like;
-	u.rec.hdr.type = GS_REC_CUDA_NAME;
-	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + len + 1);
-	u.rec.hdr.flags = 0;
-	u.rec.handle = handle;
-	u.rec.probe = probe;
-	memcpy(u.rec.name, name, len);
-	return trace_writer_append(w, &u.rec.hdr);
+	rec.hdr.type = GS_REC_CUDA_NAME;
+	rec.hdr.flags = 0;
+	return trace_writer_append_tail(w, &rec.hdr, sizeof(rec), name, GS_KERNEL_NAME_MAX);
 }
 
 int cuda_names_from_bpf(struct cuda_names *n, struct trace_writer *w,

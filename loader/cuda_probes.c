@@ -237,24 +237,18 @@ out:
 static int write_lib_record(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m,
 			    const struct probed_lib *lib)
 {
-	union {
-		struct gs_cuda_lib rec;
-		unsigned char bytes[sizeof(struct gs_cuda_lib) + PATH_MAX + 8];
-	} u;
-	size_t len = strlen(m->path);
+	struct gs_cuda_lib rec = {
+	    .hdr = {.type = GS_REC_CUDA_LIB,
+		    .pid = (uint32_t)pid,
+		    .tid = (uint32_t)pid,
+		    .ts = gs_monotonic_ns()},
+	    .dev = m->dev,
+	    .ino = m->ino,
+	    .roles = lib->roles,
+	    .probes = lib->probes,
+	};
 
-	memset(&u.rec, 0, sizeof(u.rec));
-	u.rec.hdr.type = GS_REC_CUDA_LIB;
-	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + len + 1);
-	u.rec.hdr.pid = u.rec.hdr.tid = (uint32_t)pid;
-	u.rec.hdr.ts = gs_monotonic_ns();
-	u.rec.dev = m->dev;
-	u.rec.ino = m->ino;
-	u.rec.roles = lib->roles;
-	u.rec.probes = lib->probes;
-	memcpy(u.rec.path, m->path, len + 1);
-	memset(u.rec.path + len + 1, 0, u.rec.hdr.size - sizeof(u.rec) - len - 1);
-	return trace_writer_append(cp->w, &u.rec.hdr);
+	return trace_writer_append_tail(cp->w, &rec.hdr, sizeof(rec), m->path, sizeof(m->path));
 }
 
 static const char *roles_name(uint32_t roles)

@@ -61,23 +61,10 @@ static int resolve(pid_t pid, uint32_t fd, uint64_t ino, char *buf, size_t len)
 static int write_name(struct trace_writer *w, const struct gs_hdr *hdr, uint32_t fd, uint64_t ino,
 		      const char *name)
 {
-	union {
-		struct gs_fd_name rec;
-		unsigned char bytes[sizeof(struct gs_fd_name) + 4096 + 8];
-	} u;
-	size_t namelen = strlen(name) + 1;
+	struct gs_fd_name rec = {.hdr = *hdr, .ino = ino, .fd = fd, .dirfd = AT_FDCWD};
 
-	memset(&u, 0, sizeof(u));
-	if (namelen > 4096)
-		namelen = 4096;
-	u.rec.hdr = *hdr;
-	u.rec.hdr.type = GS_REC_FD_NAME;
-	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + namelen);
-	u.rec.ino = ino;
-	u.rec.fd = fd;
-	u.rec.dirfd = AT_FDCWD;
-	memcpy(u.rec.name, name, namelen - 1);
-	return trace_writer_append(w, &u.rec.hdr);
+	rec.hdr.type = GS_REC_FD_NAME;
+	return trace_writer_append_tail(w, &rec.hdr, sizeof(rec), name, 4096);
 }
 
 int fd_names_note(struct fd_names *n, struct trace_writer *w, pid_t pid, uint32_t fd, uint64_t ino,

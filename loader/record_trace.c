@@ -14,29 +14,25 @@
 
 static int write_trace_info(struct recorder *r, uint64_t now)
 {
-	union {
-		struct gs_trace_info rec;
-		unsigned char bytes[sizeof(struct gs_trace_info) + 1024];
-	} u;
-	char *p = u.rec.command, *end = (char *)u.bytes + sizeof(u.bytes) - 1;
 	const struct record_opts *o = &r->opts;
+	struct gs_trace_info rec = {
+	    .hdr = {.type = GS_REC_TRACE_INFO, .ts = now, .pid = (uint32_t)getpid()},
+	    .osrt_threshold_ns = o->osrt_threshold_ns,
+	    .offcpu_threshold_ns = o->offcpu_threshold_ns,
+	    .follow = o->follow,
+	    .mode = o->command	   ? GS_MODE_LAUNCH
+		    : o->trace_all ? GS_MODE_SYSTEM
+				   : GS_MODE_ATTACH,
+	};
+	char command[1023] = "", *p = command, *end = command + sizeof(command);
 
-	memset(&u, 0, sizeof(u));
-	u.rec.hdr.type = GS_REC_TRACE_INFO;
-	u.rec.hdr.ts = now;
-	u.rec.hdr.pid = (uint32_t)getpid();
-	u.rec.osrt_threshold_ns = o->osrt_threshold_ns;
-	u.rec.offcpu_threshold_ns = o->offcpu_threshold_ns;
-	u.rec.follow = o->follow;
-	u.rec.mode = o->command ? GS_MODE_LAUNCH : o->trace_all ? GS_MODE_SYSTEM : GS_MODE_ATTACH;
 	for (char **a = o->command; a && *a && p < end; a++)
 		p += snprintf(p, (size_t)(end - p), "%s%s", a == o->command ? "" : " ", *a);
 	for (size_t i = 0; i < o->npids && p < end; i++)
 		p += snprintf(p, (size_t)(end - p), "%s%d", i ? "," : "-p ", o->pids[i]);
 	if (o->trace_all)
 		snprintf(p, (size_t)(end - p), "-a");
-	u.rec.hdr.size = (uint16_t)gs_align8(sizeof(u.rec) + strlen(u.rec.command) + 1);
-	return trace_writer_append(r->writer, &u.rec.hdr);
+	return trace_writer_append_tail(r->writer, &rec.hdr, sizeof(rec), command, sizeof(command));
 }
 
 int recorder_open_trace(struct recorder *r, uint64_t now)

@@ -100,23 +100,41 @@ int trace_writer_flush(struct trace_writer *w)
 	return 0;
 }
 
+/* The record of `size` bytes now at the payload's end is complete: count it, and write the
+ * block out once it is full. The payload always has room for one more record. */
+static int commit_record(struct trace_writer *w, size_t size)
+{
+	w->len += size;
+	w->count++;
+	w->records++;
+	return w->len >= BLOCK_TARGET ? trace_writer_flush(w) : 0;
+}
+
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec)
 {
 	size_t size = rec->size;
-	int err;
 
 	if (size < sizeof(*rec) || size > GS_RECORD_MAX_SIZE || size % 8)
 		return -EINVAL;
 	memcpy(w->payload + w->len, rec, size);
-	w->len += size;
-	w->count++;
-	w->records++;
-	if (w->len >= BLOCK_TARGET) {
-		err = trace_writer_flush(w);
-		if (err)
-			return err;
-	}
-	return 0;
+	return commit_record(w, size);
+}
+
+int trace_writer_append_tail(struct trace_writer *w, const struct gs_hdr *fixed, size_t fixed_size,
+			     const char *tail, size_t max)
+{
+	size_t len = max ? strnlen(tail, max - 1) : 0;
+	size_t size = gs_align8(fixed_size + len + 1);
+	unsigned char *at = w->payload + w->len;
+
+	if (fixed_size < sizeof(*fixed) || size > GS_RECORD_MAX_SIZE)
+		return -EINVAL;
+	/* built in place: the string and the zeroed padding up to the 8-byte size */
+	memcpy(at, fixed, fixed_size);
+	memcpy(at + fixed_size, tail, len);
+	memset(at + fixed_size + len, 0, size - fixed_size - len);
+	((struct gs_hdr *)at)->size = (__u16)size;
+	return commit_record(w, size);
 }
 
 int trace_writer_finish(struct trace_writer *w, uint64_t end_ts)

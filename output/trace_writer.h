@@ -15,6 +15,11 @@ int trace_writer_open(const char *path, bool overwrite, const struct gs_file_hea
 		      struct trace_writer **out);
 /* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno. */
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec);
+/* Appends a record made of `fixed_size` bytes at `fixed` (its hdr.size is set here) followed by
+ * the string `tail`, cut to `max` bytes with its NUL, padded with zeros to 8 bytes: the shape
+ * of every record with a name or path at its end. 0 or -errno. */
+int trace_writer_append_tail(struct trace_writer *w, const struct gs_hdr *fixed, size_t fixed_size,
+			     const char *tail, size_t max);
 /* Writes the pending block, if any, so a crash after this loses nothing before it. */
 int trace_writer_flush(struct trace_writer *w);
 /* Appends the trailer, flushes, syncs and closes; frees `w` whatever happens. 0 or -errno. */
