@@ -20,7 +20,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
 
-BPF_COMPONENTS := osrt sched cuda cupti
+BPF_COMPONENTS := osrt sched cuda cupti python ops
 BPF_OBJS  := $(patsubst %,$(BUILD)/%.bpf.o,$(BPF_COMPONENTS))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_COMPONENTS))
 USER_SRCS := $(wildcard loader/*.c) $(wildcard output/*.c)

@@ -24,6 +24,8 @@ const volatile __u32 launch_tgid = 0;
 /* wake the reader only once this much is pending: a wakeup per record costs more than the
  * record itself, and the loader polls with a short timeout anyway */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* capture Python stacks in the processes of py_procs (off with --no-python) */
+const volatile bool py_stacks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -54,6 +56,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } cuda_opened SEC(".maps");
+
+/* Processes whose Python stacks are captured, with their interpreter's layout (the loader
+ * fills it once it has checked the layout: bpf/py_stack.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct gs_py_offsets);
+} py_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

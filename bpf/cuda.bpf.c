@@ -16,6 +16,7 @@
  * library before any of its code runs.
  */
 #include "common.bpf.h"
+#include "py_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -170,6 +171,8 @@ static __always_inline int on_return(struct pt_regs *ctx, bool may_fault)
 	if (d >= GS_CUDA_MAX_DEPTH)
 		return 0;
 	emit_call(ctx, &t->frames[d], d, now, may_fault);
+	if (!d) /* the calls nested in it ran under the same Python stack */
+		py_stack_emit(GS_PY_AT_CUDA, t->frames[0].ts, now);
 	return 0;
 }
 

@@ -8,10 +8,13 @@
  * needs no tracefs mount and skips the perf-event argument copy.
  */
 #include "common.bpf.h"
+#include "py_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u64 span_threshold_ns = 1000;
+/* syscalls this long get the Python stack they ran under: min(span, off-CPU thresholds) */
+const volatile __u64 py_stack_min_ns = 1000;
 
 #define __NR_execve_x86_64  59
 #define __NR_open_x86_64    2
@@ -341,6 +344,8 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	account_syscall(tgid, tid, (__u32)in->nr, dur);
 	if (dur >= span_threshold_ns)
 		emit_span(tgid, tid, in, dur, ret);
+	if (dur >= py_stack_min_ns)
+		py_stack_emit(GS_PY_AT_SYSCALL, in->start_ns, now);
 	emit_open_name(tgid, tid, in, ret);
 	in->nr = -1;
 	return 0;

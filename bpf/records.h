@@ -43,6 +43,8 @@ enum gs_record_type {
 	GS_REC_CUDA_NAME = 8, /* a kernel handle bound to its (mangled) name; BPF or the loader */
 	GS_REC_LIBS_CHANGED = 9, /* ld.so finished mapping objects; the process is being stopped */
 	GS_REC_GPU_BATCH = 10,	 /* the CUPTI bridge's records, as it batched them; unpacked */
+	GS_REC_PY_STACK = 11,	 /* a thread's Python stack over an interval, or a CPU sample */
+	GS_REC_OP_CALL = 12,	 /* a PyTorch operator call (at::_ops::<op>::call), at its return */
 	/* written by the CUPTI bridge (cupti_bridge/) inside GS_REC_GPU_BATCH records */
 	GS_REC_GPU_KERNEL = 20,
 	GS_REC_GPU_MEMCPY = 21,
@@ -62,6 +64,10 @@ enum gs_record_type {
 	GS_REC_TRAILER = 105,
 	GS_REC_CUDA_LIB = 106, /* a CUDA library found mapped in a process, and what was probed */
 	GS_REC_GPU_LOSS = 107, /* GPU records lost on gpuspy's side, cumulative */
+	GS_REC_PY_PROC = 108,  /* a Python interpreter found in a process: traced, or why not */
+	GS_REC_PY_CODE = 109,  /* a code object's names and line table, read at capture time */
+	GS_REC_OP_NAME = 110,  /* an operator index (GS_REC_OP_CALL.op) and its name */
+	GS_REC_LOSS_MORE = 111, /* loss kinds GS_LOSS_SLOTS and up, cumulative like GS_REC_LOSS */
 };
 
 enum gs_offcpu_reason {
@@ -81,7 +87,11 @@ enum gs_loss_kind {
 	GS_LOSS_RINGBUF_FD_NAME = 5,
 	GS_LOSS_CUDA_CALL = 6,	   /* ring buffer full, or calls nested deeper than tracked */
 	GS_LOSS_LIBS_NOT_HELD = 7, /* ring buffer full: a dlopen ran on before it was probed */
-	GS_LOSS_NKINDS = 8,
+	/* the following ones travel in GS_REC_LOSS_MORE */
+	GS_LOSS_PY_STACK = 8,  /* Python stacks not captured: ring buffer full */
+	GS_LOSS_PY_SAMPLE = 9, /* CPU samples not recorded: ring buffer full */
+	GS_LOSS_OP_CALL = 10,  /* operator calls: ring buffer full, or nested deeper than tracked */
+	GS_LOSS_NKINDS = 11,
 };
 
 struct gs_hdr {
@@ -385,6 +395,84 @@ struct gs_gpu_loss {
 	__u64 gaps; /* batches missing from the per-process sequence numbers */
 };
 
+/*
+ * Python stacks. The loader finds a process's CPython runtime, checks its layout and puts a
+ * struct gs_py_offsets into BPF's py_procs map (key: tgid); BPF then walks the frame chain of
+ * the current thread wherever a stack is wanted and emits the raw frames: the code object's
+ * address, the instruction index and a stamp of the code object's identity. The loader reads
+ * each (pid, code, stamp) it has not seen from the live process once and writes a
+ * GS_REC_PY_CODE record, so names survive the code object being freed and its address reused
+ * (a new object at the same address has another stamp).
+ */
+#define GS_PY_MAX_FRAMES 128 /* leaf first; the outermost callers are cut beyond this */
+
+enum gs_py_stack_kind {
+	GS_PY_AT_SYSCALL = 1, /* over a syscall long enough for a span or an off-CPU span */
+	GS_PY_AT_CUDA = 2,    /* over an outermost CUDA API call */
+	GS_PY_AT_OP = 3,      /* over an outermost PyTorch operator call */
+	GS_PY_SAMPLE = 4,     /* a CPU sample: ts is when, end_ts - ts the sampling period */
+};
+
+#define GS_PY_TRUNCATED 1 /* gs_py_stack.hdr.flags: deeper than GS_PY_MAX_FRAMES */
+#define GS_PY_NO_THREAD 2 /* ... the thread has no Python thread state (a native thread) */
+
+struct gs_py_frame {
+	__u64 code;  /* PyCodeObject address */
+	__s32 lasti; /* instruction index in code units (2 bytes); -1 unknown */
+	__u32 stamp; /* gs_py_code_stamp() of the code object, as BPF read it */
+};
+
+/* The Python stack of thread hdr.tid, unchanged over [hdr.ts, end_ts]: every syscall, off-CPU
+ * span, CUDA call and operator of that thread within the interval ran under it. */
+struct gs_py_stack {
+	struct gs_hdr hdr; /* flags: GS_PY_TRUNCATED, GS_PY_NO_THREAD */
+	__u64 end_ts;
+	__u32 kind;    /* enum gs_py_stack_kind */
+	__u32 nframes; /* frames[] that follow */
+	struct gs_py_frame frames[];
+};
+
+/* Identity of a code object from the two string pointers BPF reads with it. */
+static inline __u32 gs_py_code_stamp(__u64 filename, __u64 name)
+{
+	__u64 x = filename * 0x9e3779b97f4a7c15ULL ^ name;
+
+	return (__u32)(x ^ (x >> 32));
+}
+
+/* Where things are in one process's interpreter: absolute addresses and the offsets of its
+ * CPython version (loader/py_offsets.h), filled by the loader once the layout is checked. */
+struct gs_py_offsets {
+	__u64 runtime;	  /* &_PyRuntime */
+	__u64 none;	  /* &_Py_NoneStruct: 3.13's entry frames have it as their code */
+	__u32 minor;	  /* 3.<minor> */
+	__u32 tsd_key;	  /* _PyRuntime offset of autoTSSkey's pthread key (Py_tss_t + 4) */
+	__u32 tsd_block;  /* glibc struct pthread.specific_1stblock (0x310) */
+	__s32 ts_frame;	  /* PyThreadState -> frame (<=3.10) or current_frame (3.13); -1 */
+	__s32 ts_cframe;  /* PyThreadState -> cframe (3.11, 3.12); -1 */
+	__s32 cframe_cur; /* _PyCFrame -> current_frame; -1 */
+	__s32 ts_thread_id; /* PyThreadState.thread_id (pthread_self, = fsbase) */
+	__s32 fr_back;	    /* frame -> previous frame */
+	__s32 fr_code;	    /* frame -> code object */
+	__s32 fr_instr;	    /* f_lasti (int), or prev_instr / instr_ptr (pointer) */
+	__s32 fr_owner;	    /* _PyInterpreterFrame.owner (one byte); -1 */
+	__u32 instr_is_ptr; /* fr_instr is a pointer into the code (3.11+) */
+	__u32 lasti_bytes;  /* f_lasti counts bytes (3.8, 3.9): halve it */
+	__u32 co_code_adaptive; /* offset of the bytecode in the code object (3.11+) */
+	__u32 co_filename;	/* code -> co_filename; co_name follows 8 bytes on */
+	__u32 pad;
+};
+
+struct gs_op_call {
+	struct gs_hdr hdr; /* ts: entry; flags: GS_CUDA_NESTED when inside another operator */
+	__u64 dur_ns;
+	__u32 op;    /* index, named by a GS_REC_OP_NAME record */
+	__u16 depth; /* operator calls around this one on the thread */
+	__u16 pad;
+};
+
+#define GS_OP_MAX_DEPTH 32 /* nested operator calls tracked per thread */
+
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
 	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
@@ -410,6 +498,10 @@ GS_REC_ASSERT_SIZE(struct gs_gpu_clock, 48);
 GS_REC_ASSERT_SIZE(struct gs_bridge_status, 48);
 GS_REC_ASSERT_SIZE(struct gs_gpu_overhead, 40);
 GS_REC_ASSERT_SIZE(struct gs_gpu_loss, 48);
+GS_REC_ASSERT_SIZE(struct gs_py_frame, 16);
+GS_REC_ASSERT_SIZE(struct gs_py_stack, 40);
+GS_REC_ASSERT_SIZE(struct gs_py_offsets, 80);
+GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 

@@ -13,12 +13,16 @@
 #include "sched.skel.h"
 #include "cuda.skel.h"
 #include "cupti.skel.h"
+#include "python.skel.h"
+#include "ops.skel.h"
 
 struct bpf_session {
 	struct osrt_bpf *osrt;
 	struct sched_bpf *sched;
 	struct cuda_bpf *cuda;	 /* NULL with --no-cuda; its uprobes are attached by cuda_probes */
 	struct cupti_bpf *cupti; /* NULL with --no-cupti; its USDT probes by cupti_link */
+	struct python_bpf *python; /* NULL with --no-python or --sample-hz 0 */
+	struct ops_bpf *ops;	   /* NULL with --no-ops; its uprobes by op_probes */
 	struct ring_buffer *rb;
 	bpf_session_record_fn fn;
 	void *ctx;
@@ -50,6 +54,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		(skel)->rodata->self_tgid = (__u32)getpid();                                       \
 		(skel)->rodata->launch_tgid = (__u32)(cfg)->launch_pid;                            \
 		(skel)->rodata->wakeup_bytes = (cfg)->ringbuf_bytes / 8;                           \
+		(skel)->rodata->py_stacks = (cfg)->python;                                         \
 	} while (0)
 
 static int share_map(struct bpf_map *dst, struct bpf_map *src)
@@ -66,7 +71,7 @@ static int share_map(struct bpf_map *dst, struct bpf_map *src)
 static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
 {
 	static const char *const common[] = {"events", "traced_tgids", "traced_tids", "losses",
-					     "cuda_opened"};
+					     "cuda_opened", "py_procs"};
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && !err; i++)
@@ -105,6 +110,10 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 		return err;
 	CONFIGURE_RODATA(s->osrt, cfg);
 	s->osrt->rodata->span_threshold_ns = cfg->osrt_threshold_ns;
+	/* a syscall that makes a span, or holds an off-CPU span, gets its Python stack */
+	s->osrt->rodata->py_stack_min_ns = cfg->osrt_threshold_ns < cfg->offcpu_threshold_ns
+					       ? cfg->osrt_threshold_ns
+					       : cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
 	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
 	return loaded(osrt_bpf__load(s->osrt), "syscall");
@@ -167,6 +176,41 @@ static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cf
 	return loaded(cupti_bpf__load(s->cupti), "CUPTI bridge");
 }
 
+static int open_python(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->python = python_bpf__open_opts(&opts);
+	err = opened(s->python, "Python sampler");
+	if (err)
+		return err;
+	CONFIGURE_RODATA(s->python, cfg);
+	s->python->rodata->sample_period_ns = 1000000000ULL / cfg->sample_hz;
+	err = share_common_maps(s->python->obj, s->osrt->obj);
+	if (err)
+		return err;
+	return loaded(python_bpf__load(s->python), "Python sampler");
+}
+
+static int open_ops(struct bpf_session *s, const struct bpf_session_config *cfg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = cfg->btf_path);
+	int err;
+
+	s->ops = ops_bpf__open_opts(&opts);
+	err = opened(s->ops, "PyTorch operator");
+	if (err)
+		return err;
+	CONFIGURE_RODATA(s->ops, cfg);
+	bpf_program__set_expected_attach_type(s->ops->progs.op_entry, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->ops->progs.op_return, GS_BPF_TRACE_UPROBE_MULTI);
+	err = share_common_maps(s->ops->obj, s->osrt->obj);
+	if (err)
+		return err;
+	return loaded(ops_bpf__load(s->ops), "PyTorch operator");
+}
+
 int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
 		     struct bpf_session **out)
 {
@@ -184,6 +228,10 @@ int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn
 		err = open_cuda(s, cfg);
 	if (!err && cfg->cupti)
 		err = open_cupti(s, cfg);
+	if (!err && cfg->python && cfg->sample_hz)
+		err = open_python(s, cfg);
+	if (!err && cfg->ops)
+		err = open_ops(s, cfg);
 	if (err)
 		goto fail;
 	s->rb = ring_buffer__new(bpf_map__fd(s->osrt->maps.events), on_ringbuf_record, s, NULL);
@@ -320,11 +368,28 @@ struct cupti_bpf *bpf_session_cupti(struct bpf_session *s)
 	return s->cupti;
 }
 
+struct python_bpf *bpf_session_python(struct bpf_session *s)
+{
+	return s->python;
+}
+
+struct ops_bpf *bpf_session_ops(struct bpf_session *s)
+{
+	return s->ops;
+}
+
+int bpf_session_py_procs_fd(struct bpf_session *s)
+{
+	return bpf_map__fd(s->osrt->maps.py_procs);
+}
+
 void bpf_session_destroy(struct bpf_session *s)
 {
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	python_bpf__destroy(s->python);
+	ops_bpf__destroy(s->ops);
 	cuda_bpf__destroy(s->cuda);
 	cupti_bpf__destroy(s->cupti);
 	sched_bpf__destroy(s->sched);

@@ -25,6 +25,9 @@ struct bpf_session_config {
 	const char *btf_path; /* NULL: the running kernel's */
 	bool cuda;	      /* load the CUDA API component (its probes attach per library) */
 	bool cupti;	      /* load the CUPTI bridge component (its USDT probes, likewise) */
+	bool python;	      /* Python stacks, and the CPU sampler (attached by py_stacks) */
+	bool ops;	      /* load the PyTorch operator component (attached by op_probes) */
+	uint32_t sample_hz;   /* CPU samples per second; 0: no sampler */
 };
 
 /* Called for each ring-buffer record; a negative return stops polling. */
@@ -50,6 +53,12 @@ int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint6
 struct cuda_bpf *bpf_session_cuda(struct bpf_session *s);
 /* The CUPTI bridge component's skeleton, or NULL; cupti_link attaches it. */
 struct cupti_bpf *bpf_session_cupti(struct bpf_session *s);
+/* The Python sampler's skeleton, or NULL; py_stacks attaches it per CPU. */
+struct python_bpf *bpf_session_python(struct bpf_session *s);
+/* The PyTorch operator component's skeleton, or NULL; op_probes attaches it per library. */
+struct ops_bpf *bpf_session_ops(struct bpf_session *s);
+/* The py_procs map's fd: which processes get Python stacks, with their layout. */
+int bpf_session_py_procs_fd(struct bpf_session *s);
 /* GPU batches (and the records in them) that BPF could not put in the ring buffer. */
 void bpf_session_gpu_losses(struct bpf_session *s, uint64_t *batches, uint64_t *records);
 void bpf_session_destroy(struct bpf_session *s);

@@ -270,6 +270,9 @@ static int start_session(struct recorder *r)
 	    .launch_pid = r->cmd.pid,
 	    .cuda = o->cuda,
 	    .cupti = o->cupti,
+	    .python = o->python,
+	    .ops = o->ops,
+	    .sample_hz = o->sample_hz,
 	};
 	int err = bpf_session_open(&cfg, on_record, r, &r->session);
 

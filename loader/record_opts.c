@@ -12,9 +12,9 @@ static const char usage[] =
     "       gpuspy record [options] -p PID[,PID...]\n"
     "       gpuspy record [options] -a\n"
     "\n"
-    "Record OS-runtime activity (every syscall, off-CPU time, process lifecycle) and\n"
-    "CUDA API calls of a launched command, of running processes (no restart needed) or\n"
-    "of the whole host.\n"
+    "Record OS-runtime activity (every syscall, off-CPU time, process lifecycle), CUDA\n"
+    "API calls and GPU activity, Python stacks and PyTorch operators of a launched\n"
+    "command, of running processes (no restart needed) or of the whole host.\n"
     "\n"
     "targets:\n"
     "  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
@@ -44,6 +44,13 @@ static const char usage[] =
     "      --no-cupti            do not load gpuspy's CUPTI bridge into a launched command\n"
     "                            nor turn on bridges loaded in the targets (default: on,\n"
     "                            for real GPU kernel and copy times)\n"
+    "      --no-python           no Python stacks (default: CPython 3.8-3.13 processes get\n"
+    "                            their stack on every CUDA call, syscall span, off-CPU span,\n"
+    "                            operator and CPU sample)\n"
+    "      --sample-hz N         CPU samples per second of Python threads (default 99;\n"
+    "                            0: none)\n"
+    "      --no-ops              do not probe PyTorch operators (default: every\n"
+    "                            at::_ops::<op>::call of a libtorch the targets map)\n"
     "\n"
     "  -q, --quiet               no status line and no summary\n"
     "  -v, --verbose             libbpf and debug messages\n"
@@ -67,6 +74,9 @@ enum {
 	OPT_STATS_INTERVAL,
 	OPT_NO_CUDA,
 	OPT_NO_CUPTI,
+	OPT_NO_PYTHON,
+	OPT_SAMPLE_HZ,
+	OPT_NO_OPS,
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +93,9 @@ static const struct option long_opts[] = {
     {"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
     {"no-cuda", no_argument, NULL, OPT_NO_CUDA},
     {"no-cupti", no_argument, NULL, OPT_NO_CUPTI},
+    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
+    {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
+    {"no-ops", no_argument, NULL, OPT_NO_OPS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -104,6 +117,9 @@ static void set_defaults(struct record_opts *o)
 	o->follow = true;
 	o->cuda = true;
 	o->cupti = true;
+	o->python = true;
+	o->ops = true;
+	o->sample_hz = 99;
 	o->osrt_threshold_ns = 1000;
 	o->offcpu_threshold_ns = 1000;
 	o->stats_interval_ns = 10000000000ULL;
@@ -155,6 +171,17 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_NO_CUPTI:
 		o->cupti = false;
+		return -1;
+	case OPT_NO_PYTHON:
+		o->python = false;
+		return -1;
+	case OPT_NO_OPS:
+		o->ops = false;
+		return -1;
+	case OPT_SAMPLE_HZ:
+		if (gs_parse_u64(arg, 0, 10000, &v))
+			return bad_value("--sample-hz", arg, "a number from 0 to 10000");
+		o->sample_hz = (uint32_t)v;
 		return -1;
 	case OPT_OSRT_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))

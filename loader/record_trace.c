@@ -97,18 +97,26 @@ static int write_gpu_losses(struct recorder *r, uint64_t ts, bool warn)
 int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
 {
 	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
+	struct gs_loss_more more = {
+	    .hdr = {.type = GS_REC_LOSS_MORE, .size = sizeof(more), .ts = ts}};
 	uint64_t counts[GS_LOSS_NKINDS];
+	int err;
 
 	bpf_session_losses(r->session, counts);
 	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
-		rec.count[k] = counts[k];
+		if (k < GS_LOSS_SLOTS)
+			rec.count[k] = counts[k];
+		else
+			more.count[k - GS_LOSS_SLOTS] = counts[k];
 		if (counts[k] && warn)
 			gs_warn("lost %llu %s", (unsigned long long)counts[k],
 				gs_loss_kind_name(k));
 	}
+	err = trace_writer_append(r->writer, &more.hdr);
+	if (err)
+		return err;
 	if (r->cupti) {
-		int err = write_gpu_losses(r, ts, warn);
-
+		err = write_gpu_losses(r, ts, warn);
 		if (err)
 			return err;
 	}

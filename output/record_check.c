@@ -101,6 +101,8 @@ bool gs_record_valid(const struct gs_hdr *rec)
 		return rec->size >= sizeof(struct gs_offcpu_stats);
 	case GS_REC_LOSS:
 		return rec->size >= sizeof(struct gs_loss);
+	case GS_REC_LOSS_MORE:
+		return rec->size >= sizeof(struct gs_loss_more);
 	case GS_REC_TRAILER:
 		return rec->size >= sizeof(struct gs_trailer);
 	default:
@@ -119,6 +121,9 @@ const char *gs_loss_kind_name(unsigned kind)
 	    [GS_LOSS_RINGBUF_FD_NAME] = "file names at open (ring buffer full)",
 	    [GS_LOSS_CUDA_CALL] = "CUDA API calls (ring buffer full, or nested deeper than 8)",
 	    [GS_LOSS_LIBS_NOT_HELD] = "library loads not held for probing (ring buffer full)",
+	    [GS_LOSS_PY_STACK] = "Python stacks (ring buffer full)",
+	    [GS_LOSS_PY_SAMPLE] = "CPU samples (ring buffer full)",
+	    [GS_LOSS_OP_CALL] = "operator calls (ring buffer full, or nested deeper than 32)",
 	};
 
 	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";

@@ -15,7 +15,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
-#define GS_TRACE_VERSION_MINOR 2 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 3 /* new record types bump this; readers skip unknown types */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
 #define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
 #define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */
@@ -99,6 +99,48 @@ struct gs_cuda_lib {
 	char path[];  /* as mapped in the process, NUL-terminated */
 };
 
+/* GS_REC_LOSS_MORE: the loss kinds from GS_LOSS_SLOTS on (count[i] is kind SLOTS + i). */
+struct gs_loss_more {
+	struct gs_hdr hdr;
+	__u64 count[GS_LOSS_SLOTS];
+};
+
+enum gs_py_proc_state {
+	GS_PY_PROC_TRACED = 1,	/* stacks are captured in this process */
+	GS_PY_PROC_REFUSED = 2, /* an interpreter gpuspy does not know or could not check */
+};
+
+/* GS_REC_PY_PROC: a CPython runtime found in process hdr.pid. */
+struct gs_py_proc {
+	struct gs_hdr hdr;
+	__u32 state;	   /* enum gs_py_proc_state */
+	__u32 version_hex; /* PY_VERSION_HEX as read from the process, 0 when unknown */
+	char message[];	   /* "<runtime path>: <how it was checked>" or why it was refused */
+};
+
+/* GS_REC_PY_CODE: code object `code` of process hdr.pid, as read from its memory when a stack
+ * first showed it with this stamp. Line numbers are computed from the line table (in
+ * CPython 3.<minor>'s format) and a frame's lasti (output/py_lines.h). */
+struct gs_py_code {
+	struct gs_hdr hdr;
+	__u64 code;
+	__u32 stamp;
+	__s32 firstlineno;
+	__u16 minor;
+	__u16 qualname_len; /* bytes, NUL excluded; co_qualname (3.11+) or co_name */
+	__u16 filename_len;
+	__u16 linetable_len;
+	char data[]; /* qualname NUL filename NUL linetable-bytes */
+};
+
+/* GS_REC_OP_NAME: operator index `op` of GS_REC_OP_CALL records is `name` ("aten::addmm"). */
+struct gs_op_name {
+	struct gs_hdr hdr;
+	__u32 op;
+	__u32 pad;
+	char name[]; /* NUL-terminated */
+};
+
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
@@ -113,7 +155,11 @@ GS_REC_ASSERT_SIZE(struct gs_offcpu_stats, 72);
 GS_REC_ASSERT_SIZE(struct gs_loss, 88);
 GS_REC_ASSERT_SIZE(struct gs_trailer, 32);
 GS_REC_ASSERT_SIZE(struct gs_cuda_lib, 48);
-_Static_assert(GS_LOSS_NKINDS <= GS_LOSS_SLOTS, "loss kinds must fit the loss record");
+GS_REC_ASSERT_SIZE(struct gs_loss_more, 88);
+GS_REC_ASSERT_SIZE(struct gs_py_proc, 32);
+GS_REC_ASSERT_SIZE(struct gs_py_code, 48);
+GS_REC_ASSERT_SIZE(struct gs_op_name, 32);
+_Static_assert(GS_LOSS_NKINDS <= 2 * GS_LOSS_SLOTS, "loss kinds must fit the loss records");
 
 static inline size_t gs_align8(size_t n)
 {

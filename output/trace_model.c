@@ -210,6 +210,10 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 		for (int i = 0; i < GS_LOSS_SLOTS; i++)
 			m->losses[i] = ((const struct gs_loss *)h)->count[i];
 		return 0;
+	case GS_REC_LOSS_MORE:
+		for (int i = 0; i < GS_LOSS_SLOTS; i++)
+			m->losses[GS_LOSS_SLOTS + i] = ((const struct gs_loss_more *)h)->count[i];
+		return 0;
 	case GS_REC_TRAILER:
 		m->end_ts = h->ts;
 		return 0;
@@ -313,7 +317,7 @@ uint64_t trace_model_loss_total(const struct trace_model *m)
 {
 	uint64_t sum = 0;
 
-	for (int i = 0; i < GS_LOSS_SLOTS; i++)
+	for (int i = 0; i < 2 * GS_LOSS_SLOTS; i++)
 		sum += m->losses[i];
 	return sum + gpu_model_loss_total(&m->gpu);
 }

@@ -59,7 +59,7 @@ struct trace_model {
 	uint64_t start_ts, end_ts;
 	bool complete;
 	uint64_t records, spans, offcpu_spans;
-	uint64_t losses[GS_LOSS_SLOTS];
+	uint64_t losses[2 * GS_LOSS_SLOTS]; /* GS_REC_LOSS, then GS_REC_LOSS_MORE */
 
 	struct model_thread *threads;
 	size_t nthreads, threads_cap;
