@@ -9,7 +9,7 @@ ARCH       := x86
 VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev \
-		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev
+		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch
 
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g

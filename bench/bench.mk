@@ -4,8 +4,11 @@
 #   $(BUILD)/bench/empty_probes   empty entry + return uprobes on the CUDA API (the floor that
 #                                 gpuspy's CUDA tracing cost is measured against)
 #   $(BUILD)/bench/idle_thread_inject.so   the CUPTI bridge's untraced-cost baseline
+#   $(BUILD)/bench/py_stack_cost  an empty uprobe or gpuspy's Python stack walker on one hook
+#                                 (bench/py_stack_cost.sh, run by bench/ops_bench.sh)
 
-BENCH_TOOLS := $(BUILD)/bench/empty_probes $(BUILD)/bench/idle_thread_inject.so
+BENCH_TOOLS := $(BUILD)/bench/empty_probes $(BUILD)/bench/idle_thread_inject.so \
+	$(BUILD)/bench/py_stack_cost
 
 # The Makefile's `bench/*.c` wildcard also matches the BPF source: its object is not a program.
 BENCH_BINS := $(filter-out %.bpf %/idle_thread_inject,$(BENCH_BINS))
@@ -31,4 +34,21 @@ $(BUILD)/bench/empty_probes: bench/empty_probes.c loader/elf_symbols.c loader/up
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@
 
--include $(BUILD)/bench/empty_probes.bpf.d $(BUILD)/bench/empty_probes.d
+$(BUILD)/bench/py_stack_cost.bpf.o: bench/py_stack_cost.bpf.c $(BUILD)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/py_stack_cost.skel.h: $(BUILD)/bench/py_stack_cost.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name py_stack_cost_bpf > $@
+
+# the interpreter found and checked by gpuspy's own code, so py_procs holds what gpuspy puts there
+PY_STACK_COST_SRCS := bench/py_stack_cost.c loader/py_runtime.c loader/py_check.c loader/py_code.c \
+	loader/proc_maps.c loader/cli.c output/key_index.c output/trace_writer.c
+$(BUILD)/bench/py_stack_cost: $(PY_STACK_COST_SRCS) $(BUILD)/py_stack_cost.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@
+
+-include $(BUILD)/bench/empty_probes.bpf.d $(BUILD)/bench/empty_probes.d \
+	$(BUILD)/bench/py_stack_cost.bpf.d $(BUILD)/bench/py_stack_cost.d

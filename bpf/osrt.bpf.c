@@ -245,12 +245,16 @@ static __always_inline bool open_path_arg(const struct inflight *in, const char 
 	return false;
 }
 
-/* "cuda" (libcudart, libcuda, libtorch_cuda, ...) or "cupti" (CUPTI, gpuspy's bridge). */
+/* "cuda" (libcudart, libcuda, libtorch_cuda, ...), "cupti" (CUPTI, gpuspy's bridge) or
+ * "torch" (libtorch_cpu and the like, whose operators op_probes.c probes). */
 static __always_inline bool mentions_cuda(const char *s)
 {
 	for (int i = 0; i + 4 < GS_PATH_MAX; i++) {
 		if (!s[i])
 			return false;
+		if (s[i] == 't' && s[i + 1] == 'o' && s[i + 2] == 'r' && s[i + 3] == 'c' &&
+		    s[i + 4] == 'h')
+			return true;
 		if (s[i] != 'c' || s[i + 1] != 'u')
 			continue;
 		if (s[i + 2] == 'd' && s[i + 3] == 'a')
@@ -262,8 +266,8 @@ static __always_inline bool mentions_cuda(const char *s)
 }
 
 /* A CUDA library (or one linking CUDA statically, which has "cuda" in its name in practice)
- * may be about to be mapped: ask cuda.bpf.c to hold the process for probing once ld.so is
- * done mapping. Without the path (ring buffer full) assume it might be. */
+ * or a PyTorch one may be about to be mapped: ask cuda.bpf.c to hold the process for probing
+ * once ld.so is done mapping. Without the path (ring buffer full) assume it might be. */
 static __always_inline void note_cuda_open(__u32 tgid, const char *name)
 {
 	__u8 one = 1;

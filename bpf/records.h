@@ -45,6 +45,8 @@ enum gs_record_type {
 	GS_REC_GPU_BATCH = 10,	 /* the CUPTI bridge's records, as it batched them; unpacked */
 	GS_REC_PY_STACK = 11,	 /* a thread's Python stack over an interval, or a CPU sample */
 	GS_REC_OP_CALL = 12,	 /* a PyTorch operator call (at::_ops::<op>::call), at its return */
+	GS_REC_OP_UNWIND = 13,	 /* BPF to loader only: a C++ exception is about to unwind a
+				  * stack with return probes pending; the process is being stopped */
 	/* written by the CUPTI bridge (cupti_bridge/) inside GS_REC_GPU_BATCH records */
 	GS_REC_GPU_KERNEL = 20,
 	GS_REC_GPU_MEMCPY = 21,
@@ -62,11 +64,11 @@ enum gs_record_type {
 	GS_REC_OFFCPU_STATS = 103,
 	GS_REC_LOSS = 104,
 	GS_REC_TRAILER = 105,
-	GS_REC_CUDA_LIB = 106, /* a CUDA library found mapped in a process, and what was probed */
-	GS_REC_GPU_LOSS = 107, /* GPU records lost on gpuspy's side, cumulative */
-	GS_REC_PY_PROC = 108,  /* a Python interpreter found in a process: traced, or why not */
-	GS_REC_PY_CODE = 109,  /* a code object's names and line table, read at capture time */
-	GS_REC_OP_NAME = 110,  /* an operator index (GS_REC_OP_CALL.op) and its name */
+	GS_REC_CUDA_LIB = 106,	/* a CUDA library found mapped in a process, and what was probed */
+	GS_REC_GPU_LOSS = 107,	/* GPU records lost on gpuspy's side, cumulative */
+	GS_REC_PY_PROC = 108,	/* a Python interpreter found in a process: traced, or why not */
+	GS_REC_PY_CODE = 109,	/* a code object's names and line table, read at capture time */
+	GS_REC_OP_NAME = 110,	/* an operator index (GS_REC_OP_CALL.op) and its name */
 	GS_REC_LOSS_MORE = 111, /* loss kinds GS_LOSS_SLOTS and up, cumulative like GS_REC_LOSS */
 };
 
@@ -443,24 +445,24 @@ static inline __u32 gs_py_code_stamp(__u64 filename, __u64 name)
 /* Where things are in one process's interpreter: absolute addresses and the offsets of its
  * CPython version (loader/py_offsets.h), filled by the loader once the layout is checked. */
 struct gs_py_offsets {
-	__u64 runtime;	  /* &_PyRuntime */
-	__u64 none;	  /* &_Py_NoneStruct: 3.13's entry frames have it as their code */
-	__u32 minor;	  /* 3.<minor> */
-	__u32 tsd_key;	  /* _PyRuntime offset of autoTSSkey's pthread key (Py_tss_t + 4) */
-	__u32 tsd_block;  /* glibc struct pthread.specific_1stblock (0x310) */
-	__s32 ts_frame;	  /* PyThreadState -> frame (<=3.10) or current_frame (3.13); -1 */
-	__s32 ts_cframe;  /* PyThreadState -> cframe (3.11, 3.12); -1 */
-	__s32 cframe_cur; /* _PyCFrame -> current_frame; -1 */
-	__s32 ts_thread_id; /* PyThreadState.thread_id (pthread_self, = fsbase) */
-	__s32 fr_back;	    /* frame -> previous frame */
-	__s32 fr_code;	    /* frame -> code object */
-	__s32 fr_instr;	    /* f_lasti (int), or prev_instr / instr_ptr (pointer) */
-	__s32 fr_owner;	    /* _PyInterpreterFrame.owner (one byte); -1 */
-	__u32 instr_is_ptr; /* fr_instr is a pointer into the code (3.11+) */
-	__u32 lasti_bytes;  /* f_lasti counts bytes (3.8, 3.9): halve it */
+	__u64 runtime;		/* &_PyRuntime */
+	__u64 none;		/* &_Py_NoneStruct: 3.13's entry frames have it as their code */
+	__u32 minor;		/* 3.<minor> */
+	__u32 tsd_key;		/* _PyRuntime offset of autoTSSkey's pthread key (Py_tss_t + 4) */
+	__u32 tsd_block;	/* glibc struct pthread.specific_1stblock (0x310) */
+	__s32 ts_frame;		/* PyThreadState -> frame (<=3.10) or current_frame (3.13); -1 */
+	__s32 ts_cframe;	/* PyThreadState -> cframe (3.11, 3.12); -1 */
+	__s32 cframe_cur;	/* _PyCFrame -> current_frame; -1 */
+	__s32 ts_thread_id;	/* PyThreadState.thread_id (pthread_self, = fsbase) */
+	__s32 fr_back;		/* frame -> previous frame */
+	__s32 fr_code;		/* frame -> code object */
+	__s32 fr_instr;		/* f_lasti (int), or prev_instr / instr_ptr (pointer) */
+	__s32 fr_owner;		/* _PyInterpreterFrame.owner (one byte); -1 */
+	__u32 instr_is_ptr;	/* fr_instr is a pointer into the code (3.11+) */
+	__u32 lasti_bytes;	/* f_lasti counts bytes (3.8, 3.9): halve it */
 	__u32 co_code_adaptive; /* offset of the bytecode in the code object (3.11+) */
 	__u32 co_filename;	/* code -> co_filename; co_name follows 8 bytes on */
-	__u32 pad;
+	__u32 fr_size;		/* bytes of a frame read at once: every fr_* field is within */
 };
 
 struct gs_op_call {
@@ -472,6 +474,24 @@ struct gs_op_call {
 };
 
 #define GS_OP_MAX_DEPTH 32 /* nested operator calls tracked per thread */
+
+/* The return addresses the kernel replaced with its uretprobe trampoline on one thread's stack,
+ * with the originals (its utask->return_instances), for the loader to put back before the C++
+ * unwinder reads them (bpf/ops.bpf.c: op_unwind). Not written to the trace. */
+#define GS_OP_UNWIND_MAX 64 /* the kernel's MAX_URETPROBE_DEPTH */
+
+struct gs_op_unwind_slot {
+	__u64 slot; /* stack address of the replaced return address */
+	__u64 orig; /* the return address that was there */
+};
+
+struct gs_op_unwind {
+	struct gs_hdr hdr;
+	__u64 trampoline; /* what the kernel wrote in each slot */
+	__u32 n;	  /* slots[] used */
+	__u32 pad;
+	struct gs_op_unwind_slot slots[GS_OP_UNWIND_MAX];
+};
 
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
@@ -502,6 +522,7 @@ GS_REC_ASSERT_SIZE(struct gs_py_frame, 16);
 GS_REC_ASSERT_SIZE(struct gs_py_stack, 40);
 GS_REC_ASSERT_SIZE(struct gs_py_offsets, 80);
 GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
+GS_REC_ASSERT_SIZE(struct gs_op_unwind, 40 + 16 * GS_OP_UNWIND_MAX);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 

@@ -117,6 +117,16 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
+/* A forked child runs its parent's interpreter at the same addresses: its stacks are walked
+ * from its first instruction, not once the loader has read the fork record. */
+static __always_inline void py_inherit(__u32 ptgid, __u32 ctgid)
+{
+	struct gs_py_offsets *o = bpf_map_lookup_elem(&py_procs, &ptgid);
+
+	if (o)
+		bpf_map_update_elem(&py_procs, &ctgid, o, BPF_ANY);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -129,6 +139,8 @@ int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct 
 	if (!is_thread && follow && !trace_all &&
 	    bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY))
 		count_loss(GS_LOSS_TRACED_MAP_FULL);
+	if (!is_thread)
+		py_inherit(ptgid, ctgid);
 	/* without --follow a new thread or process is reported but not traced */
 	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
 	if (!rec)
@@ -146,9 +158,12 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct gs_exec *rec;
+	__u32 tgid = p->tgid;
 
 	if (!is_traced(p->tgid, p->pid))
 		return 0;
+	/* a new program: the loader looks for its interpreter again */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
 	if (!rec)
 		return 0;

@@ -70,8 +70,8 @@ static int share_map(struct bpf_map *dst, struct bpf_map *src)
 /* Every map common.bpf.h defines, created by the osrt component, reused by another. */
 static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
 {
-	static const char *const common[] = {"events", "traced_tgids", "traced_tids", "losses",
-					     "cuda_opened", "py_procs"};
+	static const char *const common[] = {"events", "traced_tgids", "traced_tids",
+					     "losses", "cuda_opened",  "py_procs"};
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && !err; i++)
@@ -203,12 +203,20 @@ static int open_ops(struct bpf_session *s, const struct bpf_session_config *cfg)
 	if (err)
 		return err;
 	CONFIGURE_RODATA(s->ops, cfg);
-	bpf_program__set_expected_attach_type(s->ops->progs.op_entry, GS_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(s->ops->progs.op_return, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->ops->progs.op_call, GS_BPF_TRACE_UPROBE_SESSION);
 	err = share_common_maps(s->ops->obj, s->osrt->obj);
 	if (err)
 		return err;
-	return loaded(ops_bpf__load(s->ops), "PyTorch operator");
+	err = ops_bpf__load(s->ops);
+	if (!err)
+		return 0;
+	/* operators are an addition: the rest of the recording goes on without them */
+	gs_warn("not tracing PyTorch operators: cannot load their BPF program (%s; uprobe sessions "
+		"need Linux 6.13+)",
+		strerror(-err));
+	ops_bpf__destroy(s->ops);
+	s->ops = NULL;
+	return 0;
 }
 
 int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,

@@ -17,6 +17,8 @@
 #include "cupti_env.h"
 #include "cupti_link.h"
 #include "fd_names.h"
+#include "op_probes.h"
+#include "py_stacks.h"
 #include "privileges.h"
 #include "procfs.h"
 #include "recorder.h"
@@ -54,6 +56,12 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 
 	switch (rec->type) {
 	case GS_REC_LIBS_CHANGED:
+		/* while BPF holds the process: the operators of a library it just mapped are
+		 * probed before any of them can run (the CUDA probes resume it) */
+		err = op_probes_scan(r->ops, (pid_t)rec->pid);
+		if (err < 0 && err != -ENOENT)
+			gs_warn("cannot probe the operators of pid %u: %s", rec->pid,
+				strerror(-err));
 		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
 		return 0;
 	case GS_REC_CUDA_NAME:
@@ -74,6 +82,16 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 
 	(void)size;
 	r->events++;
+	if (rec->type == GS_REC_PY_STACK) {
+		err = r->py ? py_stacks_on_record(r->py, rec) : 0;
+		goto out;
+	}
+	/* the Python module follows processes through these; they are written below as usual */
+	if (r->py &&
+	    (rec->type == GS_REC_FORK || rec->type == GS_REC_EXEC || rec->type == GS_REC_EXIT ||
+	     rec->type == GS_REC_LIBS_CHANGED) &&
+	    (err = py_stacks_on_record(r->py, rec)))
+		goto out;
 	if (rec->type == GS_REC_GPU_BATCH) {
 		err = r->cupti ? cupti_link_on_batch(r->cupti, rec) : 0;
 		goto out;
@@ -82,6 +100,10 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 	    rec->type == GS_REC_LIBS_CHANGED) {
 		err = r->cuda ? on_cuda_record(r, rec) : 0;
 		goto out;
+	}
+	if (rec->type == GS_REC_OP_UNWIND) { /* the loader's business, not the trace's */
+		op_probes_unwind(r->ops, rec);
+		return 0;
 	}
 	if (rec->type == GS_REC_FD_NAME) {
 		/* BPF's fixed-size buffer: checked to hold a string before it is used */
@@ -139,6 +161,8 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 		if (stop_signal)
 			return "signal";
 		now = gs_monotonic_ns();
+		if (r->py && (r->write_err = py_stacks_tick(r->py, now)))
+			return "write error";
 		if (r->opts.duration_ns && now - start >= r->opts.duration_ns)
 			return "duration";
 		if (r->cmd.pid > 0 ? child_exited(r) : target_watch_all_exited(&r->watch))
@@ -204,6 +228,8 @@ static int finish_trace(struct recorder *r)
 	cupti_link_flush(r->cupti, poll_session, r->session, BRIDGE_FLUSH_MS);
 	cupti_link_detach(r->cupti);
 	cuda_probes_detach(r->cuda);
+	op_probes_detach(r->ops);
+	py_stacks_detach(r->py);
 	bpf_session_detach(r->session);
 	/* a process held by ld.so's probe in the drained records is resumed there */
 	bpf_session_drain(r->session);
@@ -293,6 +319,15 @@ static int start_session(struct recorder *r)
 		}
 		cuda_probes_use_bridge(r->cuda, r->cupti, o->trace_all);
 	}
+	if (bpf_session_ops(r->session) &&
+	    op_probes_new(bpf_session_ops(r->session), r->writer, o->quiet, &r->ops)) {
+		gs_error("cannot set up PyTorch operator probing: out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	if (o->python && py_stacks_new(r->session, r->writer, o->quiet, &r->py)) {
+		gs_error("cannot set up Python stacks: out of memory");
+		return GS_EXIT_FAILURE;
+	}
 	err = recorder_add_targets(r);
 	if (err) {
 		gs_error("cannot register the target processes: %s", strerror(-err));
@@ -303,6 +338,8 @@ static int start_session(struct recorder *r)
 		return GS_EXIT_FAILURE;
 	}
 	err = bpf_session_attach(r->session);
+	if (!err && r->py)
+		err = py_stacks_attach_sampler(r->py, o->sample_hz);
 	return err == -EPERM ? GS_EXIT_PERMISSION : err ? GS_EXIT_FAILURE : 0;
 }
 
@@ -375,6 +412,8 @@ static void cleanup(struct recorder *r)
 		launch_abort(&r->cmd);
 	cupti_link_free(r->cupti);
 	cuda_probes_free(r->cuda);
+	op_probes_free(r->ops);
+	py_stacks_free(r->py);
 	cuda_names_free(r->cuda_names);
 	bpf_session_destroy(r->session);
 	/* a trace that could not be finished keeps what was written: it reads as truncated */

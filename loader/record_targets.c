@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
+#include "op_probes.h"
+#include "py_stacks.h"
 #include "trace_format.h"
 #include "procfs.h"
 #include "recorder.h"
@@ -39,11 +41,32 @@ static int probe_cuda(struct recorder *r, pid_t pid)
 	return roles < 0 ? roles : 0;
 }
 
+/* The PyTorch operator libraries a target has mapped already; as with CUDA, a process whose
+ * maps cannot be read is traced without them. */
+static int probe_ops(struct recorder *r, pid_t pid)
+{
+	int libs = op_probes_scan(r->ops, pid);
+
+	if (libs < 0 && libs != -ENOMEM) {
+		gs_debug("cannot look for PyTorch operators in pid %d: %s", pid, strerror(-libs));
+		return 0;
+	}
+	return libs < 0 ? libs : 0;
+}
+
+/* The Python interpreter of a target, if any: its stacks are captured from attach on. */
+static int probe_python(struct recorder *r, pid_t pid)
+{
+	return r->py ? py_stacks_scan(r->py, pid) : 0;
+}
+
 static int trace_process(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
 	int err = probe_cuda(r, pid);
 
+	err = err ?: probe_ops(r, pid);
+	err = err ?: probe_python(r, pid);
 	if (err)
 		return err;
 
@@ -64,6 +87,8 @@ static int name_process(void *ctx, pid_t pid)
 	if (pid == getpid())
 		return 0; /* never traced: see self_tgid */
 	err = probe_cuda(ctx, pid);
+	err = err ?: probe_ops(ctx, pid);
+	err = err ?: probe_python(ctx, pid);
 	err = err ?: procfs_for_each_thread(pid, recorder_write_comm, ctx);
 
 	return err == -ENOENT ? 0 : err;

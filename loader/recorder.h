@@ -16,6 +16,8 @@ struct cuda_names;
 struct cuda_probes;
 struct cupti_link;
 struct fd_names;
+struct op_probes;
+struct py_stacks;
 struct trace_writer;
 
 struct recorder {
@@ -26,6 +28,8 @@ struct recorder {
 	struct cuda_probes *cuda;      /* NULL with --no-cuda */
 	struct cuda_names *cuda_names; /* NULL with --no-cuda */
 	struct cupti_link *cupti;      /* NULL with --no-cupti */
+	struct op_probes *ops;	       /* NULL with --no-ops */
+	struct py_stacks *py;	       /* NULL with --no-python */
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	uint64_t events;

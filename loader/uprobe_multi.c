@@ -24,8 +24,8 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
-			const uint64_t *cookies, uint32_t n, bool retprobe)
+static int link_create(int prog_fd, uint32_t attach_type, const char *path, const uint64_t *offsets,
+		       const uint64_t *cookies, uint32_t n, bool retprobe)
 {
 	union {
 		struct link_create_uprobe_multi link;
@@ -35,7 +35,7 @@ int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
 
 	memset(&u, 0, sizeof(u));
 	u.link.prog_fd = (uint32_t)prog_fd;
-	u.link.attach_type = GS_BPF_TRACE_UPROBE_MULTI;
+	u.link.attach_type = attach_type;
 	u.link.path = (uint64_t)(uintptr_t)path;
 	u.link.offsets = (uint64_t)(uintptr_t)offsets;
 	u.link.cookies = (uint64_t)(uintptr_t)cookies;
@@ -43,4 +43,16 @@ int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
 	u.link.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
+			const uint64_t *cookies, uint32_t n, bool retprobe)
+{
+	return link_create(prog_fd, GS_BPF_TRACE_UPROBE_MULTI, path, offsets, cookies, n, retprobe);
+}
+
+int uprobe_session_attach(int prog_fd, const char *path, const uint64_t *offsets,
+			  const uint64_t *cookies, uint32_t n)
+{
+	return link_create(prog_fd, GS_BPF_TRACE_UPROBE_SESSION, path, offsets, cookies, n, false);
 }

@@ -11,11 +11,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_BPF_TRACE_UPROBE_MULTI 48 /* enum bpf_attach_type; load programs with it */
+#define GS_BPF_TRACE_UPROBE_MULTI   48 /* enum bpf_attach_type; load programs with it */
+#define GS_BPF_TRACE_UPROBE_SESSION 57 /* ... for one program at entry and return (6.13+) */
 
 /* Attaches `prog_fd` at `n` file offsets of `path` (every process), as return probes when
  * `retprobe`. Returns the link fd (close it to detach) or -errno. */
 int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
 			const uint64_t *cookies, uint32_t n, bool retprobe);
+/* The same with a uprobe session program (loaded with GS_BPF_TRACE_UPROBE_SESSION): it runs
+ * at entry and, unless its entry returned nonzero, at return. Link fd or -errno. */
+int uprobe_session_attach(int prog_fd, const char *path, const uint64_t *offsets,
+			  const uint64_t *cookies, uint32_t n);
 
 #endif /* GPUSPY_UPROBE_MULTI_H */

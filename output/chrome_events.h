@@ -12,6 +12,7 @@
 
 struct chrome_cuda;
 struct chrome_gpu;
+struct chrome_python;
 
 struct chrome_ctx {
 	FILE *out;
@@ -21,6 +22,8 @@ struct chrome_ctx {
 	const struct trace_model *names; /* pass 1: names, kernel names, the start time */
 	struct chrome_cuda *cuda;	 /* pass-2 state of export_chrome_cuda.c */
 	struct chrome_gpu *gpu;		 /* pass-2 state of export_chrome_gpu.c */
+	struct chrome_python *python;	 /* pass-2 state of export_chrome_python.c */
+	size_t python_depth; /* frames kept in an event's python_stack (leafmost); 0: none */
 };
 
 /* Starts an event: the separator before every event but the first. */
@@ -47,6 +50,26 @@ void chrome_gpu_call_args(struct chrome_ctx *c, const struct gs_cuda_call *call)
 /* The GPU tracks' process and thread names. */
 void chrome_gpu_names(struct chrome_ctx *c);
 void chrome_gpu_free(struct chrome_ctx *c);
+/* Python (export_chrome_python.c): `, "python_stack": [...]` in the args of an event of
+ * thread (pid, tid) at ts, when a captured stack or a sample covers it; 0, or -1 out of memory. */
+int chrome_python_stack_args(struct chrome_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts);
+/* The same for an off-CPU span, or an outermost CUDA call: nothing when the span around it
+ * (the syscall it slept in, the operator that made the call) has the stack already. */
+int chrome_python_offcpu_args(struct chrome_ctx *c, const struct gs_offcpu *o);
+int chrome_python_cuda_args(struct chrome_ctx *c, const struct gs_cuda_call *call);
+/* The CPU samples as a flame chart, a track per sampled thread; 0, or -1 out of memory. */
+int chrome_python_samples(struct chrome_ctx *c);
+/* The sample tracks' thread names. */
+void chrome_python_names(struct chrome_ctx *c);
+void chrome_python_free(struct chrome_ctx *c);
+
+/* PyTorch operators (export_chrome_ops.c), from the model: cpu_op slices on their threads;
+ * 0, or -1 out of memory. */
+int chrome_ops(struct chrome_ctx *c);
+/* Kineto's dialect: `, "External id": N` of the innermost operator thread (pid, tid) was in at
+ * ts, linking a CUDA API span to its operator; nothing otherwise. */
+void chrome_op_external_id(struct chrome_ctx *c, uint32_t pid, uint32_t tid, uint64_t ts);
+
 /* A process or thread name (ph "M"). */
 void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint64_t tid,
 		     const char *name);

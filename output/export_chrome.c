@@ -63,7 +63,7 @@ static void syscall_args(struct chrome_ctx *c, const struct gs_syscall *s, const
 		fprintf(out, ", \"ret\": %lld", (long long)s->ret);
 }
 
-static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
+static int emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 {
 	char buf[32];
 	const char *name = gs_syscall_name(s->nr, buf, sizeof(buf));
@@ -79,10 +79,13 @@ static void emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 	fputs(", \"args\": {\"nr\": ", c->out);
 	fprintf(c->out, "%u", s->nr);
 	syscall_args(c, s, name);
+	if (chrome_python_stack_args(c, s->hdr.pid, s->hdr.tid, s->hdr.ts))
+		return -1;
 	fputs("}}", c->out);
+	return 0;
 }
 
-static void emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
+static int emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
 {
 	chrome_begin_event(c);
 	fprintf(c->out,
@@ -92,7 +95,11 @@ static void emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
 	chrome_print_us(c->out, "ts", chrome_rel(c, o->hdr.ts));
 	fputs(", ", c->out);
 	chrome_print_us(c->out, "dur", o->dur_ns);
-	fprintf(c->out, ", \"args\": {\"reason\": \"%s\"}}", gs_offcpu_reason_name(o->reason));
+	fprintf(c->out, ", \"args\": {\"reason\": \"%s\"", gs_offcpu_reason_name(o->reason));
+	if (chrome_python_offcpu_args(c, o))
+		return -1;
+	fputs("}}", c->out);
+	return 0;
 }
 
 static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const char *name,
@@ -121,11 +128,9 @@ static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	case GS_REC_CUDA_CALL:
 		return chrome_cuda_call(c, (const void *)h);
 	case GS_REC_SYSCALL:
-		emit_syscall(c, (const void *)h);
-		break;
+		return emit_syscall(c, (const void *)h);
 	case GS_REC_OFFCPU:
-		emit_offcpu(c, (const void *)h);
-		break;
+		return emit_offcpu(c, (const void *)h);
 	case GS_REC_FORK: {
 		const struct gs_fork *f = (const void *)h;
 
@@ -182,6 +187,7 @@ static void emit_names(struct chrome_ctx *c, const struct trace_model *m)
 		chrome_metadata(c, "thread_name", m->threads[i].pid, m->threads[i].tid, label);
 	}
 	chrome_gpu_names(c);
+	chrome_python_names(c);
 }
 
 int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_t errlen)
@@ -200,6 +206,11 @@ int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_
 			break;
 		}
 	}
+	/* operators and samples are the model's, sorted by thread: written after the stream */
+	if (ret == 0 && (chrome_ops(c) || chrome_python_samples(c))) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
 	if (ret == 0)
 		emit_names(c, c->names);
 	if (ret < 0 && !err[0])
@@ -207,13 +218,15 @@ int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_
 	trace_reader_close(r);
 	chrome_cuda_free(c);
 	chrome_gpu_free(c);
+	chrome_python_free(c);
 	return ret < 0 ? -1 : 0;
 }
 
-int export_chrome(const char *path, FILE *out, char *err, size_t errlen)
+int export_chrome(const char *path, const struct export_opts *opts, FILE *out, char *err,
+		  size_t errlen)
 {
 	struct trace_model m;
-	struct chrome_ctx c = {.out = out, .first = true};
+	struct chrome_ctx c = {.out = out, .first = true, .python_depth = opts->python_depth};
 	int ret;
 
 	/* pass 1: names, kernel names and the start time; pass 2: the spans, streamed */

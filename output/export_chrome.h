@@ -8,9 +8,17 @@
 #ifndef GPUSPY_EXPORT_CHROME_H
 #define GPUSPY_EXPORT_CHROME_H
 
+#include <stddef.h>
 #include <stdio.h>
 
+struct export_opts {
+	size_t python_depth; /* Python frames kept per event's python_stack (leafmost); 0: none */
+};
+
+#define EXPORT_PYTHON_DEPTH 32 /* the default: deep enough for a model's nested modules */
+
 /* 0, or -1 with a message in err (a corrupt trace); names come from a second pass. */
-int export_chrome(const char *path, FILE *out, char *err, size_t errlen);
+int export_chrome(const char *path, const struct export_opts *opts, FILE *out, char *err,
+		  size_t errlen);
 
 #endif /* GPUSPY_EXPORT_CHROME_H */

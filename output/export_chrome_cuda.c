@@ -100,8 +100,8 @@ static void op_args(struct chrome_ctx *c, const struct gs_cuda_call *call,
 			info->stream);
 }
 
-static void emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
-		      const struct cuda_call_info *info, uint64_t inner)
+static int emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
+		     const struct cuda_call_info *info, uint64_t inner)
 {
 	char buf[48];
 
@@ -118,12 +118,17 @@ static void emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
 	op_args(c, call, info, inner);
 	if (!(call->hdr.flags & GS_CUDA_NESTED))
 		chrome_gpu_call_args(c, call);
+	chrome_op_external_id(c, call->hdr.pid, call->hdr.tid, call->hdr.ts);
 	if (cuda_call_failed(call, info))
 		fprintf(c->out, ", \"error\": \"%s\"",
 			cuda_error_name(info->probe->runtime, call->ret, buf, sizeof(buf)));
 	if (call->hdr.flags & GS_CUDA_NESTED)
 		fputs(", \"nested\": true", c->out);
+	/* a nested call ran under the same stack as the span around it, which has it */
+	else if (chrome_python_cuda_args(c, call))
+		return -1;
 	fputs("}}", c->out);
+	return 0;
 }
 
 /* The process's outstanding memory by kind, after an allocation or free returned. */
@@ -159,7 +164,8 @@ int chrome_cuda_call(struct chrome_ctx *c, const struct gs_cuda_call *call)
 		return -1;
 	inner = cuda_nesting_feed(&c->cuda->nesting, call, &info, &oom);
 	/* args first: a copy is classified against the blocks live before it */
-	emit_span(c, call, &info, inner);
+	if (emit_span(c, call, &info, inner))
+		return -1;
 	if (!(call->hdr.flags & GS_CUDA_NESTED) && !cuda_call_failed(call, &info))
 		u = gpu_mem_apply(&c->cuda->mem, call, &info, &oom);
 	if (u)

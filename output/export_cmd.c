@@ -10,9 +10,10 @@
 #include "cli.h"
 #include "export_chrome.h"
 #include "export_kineto.h"
+#include "records.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
@@ -22,6 +23,8 @@ static const char usage[] =
     "                     Holistic Trace Analysis and TensorBoard\n"
     "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
     "                     kineto; - for stdout)\n"
+    "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
+    "                     first (default 32; 0: no stacks in args, for smaller files)\n"
     "  -h, --help         this help\n"
     "\n"
     "examples:\n"
@@ -29,20 +32,22 @@ static const char usage[] =
     "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
-typedef int (*exporter_fn)(const char *path, FILE *out, char *err, size_t errlen);
+typedef int (*exporter_fn)(const char *path, const struct export_opts *opts, FILE *out, char *err,
+			   size_t errlen);
 
-static int export_to_stdout(exporter_fn export, const char *path)
+static int export_to_stdout(exporter_fn export, const char *path, const struct export_opts *opts)
 {
 	char err[256];
 
-	if (export(path, stdout, err, sizeof(err))) {
+	if (export(path, opts, stdout, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", path, err);
 		return GS_EXIT_BAD_TRACE;
 	}
 	return fflush(stdout) ? GS_EXIT_FAILURE : GS_EXIT_OK;
 }
 
-static int export_to_file(exporter_fn export, const char *path, const char *out_path)
+static int export_to_file(exporter_fn export, const char *path, const struct export_opts *opts,
+			  const char *out_path)
 {
 	char tmp[4096], err[256];
 	FILE *out;
@@ -61,7 +66,7 @@ static int export_to_file(exporter_fn export, const char *path, const char *out_
 			close(fd);
 		return GS_EXIT_FAILURE;
 	}
-	if (export(path, out, err, sizeof(err))) {
+	if (export(path, opts, out, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", path, err);
 		ret = GS_EXIT_BAD_TRACE;
 	}
@@ -83,11 +88,14 @@ int export_main(int argc, char **argv)
 	static const struct option long_opts[] = {
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"python-depth", required_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	const char *out_path = NULL, *suffix = ".json";
 	exporter_fn export = export_chrome;
+	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH};
+	uint64_t depth;
 	char default_out[4096];
 	int c;
 
@@ -107,6 +115,14 @@ int export_main(int argc, char **argv)
 			break;
 		case 'o':
 			out_path = optarg;
+			break;
+		case 'P':
+			if (gs_parse_u64(optarg, 0, GS_PY_MAX_FRAMES, &depth)) {
+				gs_error("invalid value '%s' for --python-depth: expected 0 to %d",
+					 optarg, GS_PY_MAX_FRAMES);
+				return GS_EXIT_USAGE;
+			}
+			opts.python_depth = (size_t)depth;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -131,6 +147,6 @@ int export_main(int argc, char **argv)
 		out_path = default_out;
 	}
 	if (!strcmp(out_path, "-"))
-		return export_to_stdout(export, argv[optind]);
-	return export_to_file(export, argv[optind], out_path);
+		return export_to_stdout(export, argv[optind], &opts);
+	return export_to_file(export, argv[optind], &opts, out_path);
 }

@@ -72,10 +72,12 @@ static int header(FILE *out, const struct trace_model *m)
 	return 0;
 }
 
-int export_kineto(const char *path, FILE *out, char *err, size_t errlen)
+int export_kineto(const char *path, const struct export_opts *opts, FILE *out, char *err,
+		  size_t errlen)
 {
 	struct trace_model m;
-	struct chrome_ctx c = {.out = out, .first = true, .kineto = true};
+	struct chrome_ctx c = {
+	    .out = out, .first = true, .kineto = true, .python_depth = opts->python_depth};
 	int ret;
 
 	if (trace_model_load(path, &m, err, errlen))

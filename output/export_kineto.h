@@ -7,8 +7,10 @@
 #define GPUSPY_EXPORT_KINETO_H
 
 #include <stdio.h>
+#include "export_chrome.h"
 
 /* 0, or -1 with a message in err (a corrupt trace). */
-int export_kineto(const char *path, FILE *out, char *err, size_t errlen);
+int export_kineto(const char *path, const struct export_opts *opts, FILE *out, char *err,
+		  size_t errlen);
 
 #endif /* GPUSPY_EXPORT_KINETO_H */

@@ -62,6 +62,30 @@ static bool gpu_record_valid(const struct gs_hdr *rec)
 	}
 }
 
+/* Python records: a stack's frames must fit its size; a code record's two strings must end
+ * where their lengths say, and its line table fit after them. */
+static bool py_stack_valid(const struct gs_hdr *rec)
+{
+	const struct gs_py_stack *s = (const void *)rec;
+
+	return rec->size >= sizeof(*s) && s->nframes <= GS_PY_MAX_FRAMES &&
+	       rec->size >= sizeof(*s) + (size_t)s->nframes * sizeof(s->frames[0]);
+}
+
+static bool py_code_valid(const struct gs_hdr *rec)
+{
+	const struct gs_py_code *c = (const void *)rec;
+	size_t need;
+
+	if (rec->size < sizeof(*c))
+		return false;
+	need = sizeof(*c) + (size_t)c->qualname_len + 1 + c->filename_len + 1 + c->linetable_len;
+	return rec->size >= need && c->data[c->qualname_len] == '\0' &&
+	       c->data[c->qualname_len + 1 + c->filename_len] == '\0' &&
+	       !memchr(c->data, '\0', c->qualname_len) &&
+	       !memchr(c->data + c->qualname_len + 1, '\0', c->filename_len);
+}
+
 bool gs_record_valid(const struct gs_hdr *rec)
 {
 	if (rec->size < sizeof(*rec) || rec->size % 8)
@@ -105,6 +129,16 @@ bool gs_record_valid(const struct gs_hdr *rec)
 		return rec->size >= sizeof(struct gs_loss_more);
 	case GS_REC_TRAILER:
 		return rec->size >= sizeof(struct gs_trailer);
+	case GS_REC_PY_STACK:
+		return py_stack_valid(rec);
+	case GS_REC_PY_CODE:
+		return py_code_valid(rec);
+	case GS_REC_PY_PROC:
+		return tail_string_valid(rec, sizeof(struct gs_py_proc));
+	case GS_REC_OP_CALL:
+		return rec->size >= sizeof(struct gs_op_call);
+	case GS_REC_OP_NAME:
+		return tail_string_valid(rec, sizeof(struct gs_op_name));
 	default:
 		return gpu_record_valid(rec);
 	}
@@ -123,7 +157,7 @@ const char *gs_loss_kind_name(unsigned kind)
 	    [GS_LOSS_LIBS_NOT_HELD] = "library loads not held for probing (ring buffer full)",
 	    [GS_LOSS_PY_STACK] = "Python stacks (ring buffer full)",
 	    [GS_LOSS_PY_SAMPLE] = "CPU samples (ring buffer full)",
-	    [GS_LOSS_OP_CALL] = "operator calls (ring buffer full, or nested deeper than 32)",
+	    [GS_LOSS_OP_CALL] = "operator calls (ring full, nested over 32, C++ exception)",
 	};
 
 	return kind < GS_LOSS_NKINDS ? names[kind] : "unknown";

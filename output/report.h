@@ -23,6 +23,11 @@
 /* osrt_sum, cuda_api_sum */
 #define REPORT_STAT_COLS REPORT_STAT_COLS_COUNTING("Num Calls", "calls")
 
+/* Options of `gpuspy report` that only some reports take. */
+struct report_params {
+	unsigned group_by_stack; /* ops: rows by name and the top N Python frames (0: by name) */
+};
+
 struct report_def {
 	const char *name;
 	const char *summary;
@@ -33,6 +38,17 @@ struct report_def {
 	/* reports whose rows cost work each (gpu_idle reads the trace again): told how many rows
 	 * --limit will keep (0: all), so they can spend that work on those only */
 	int (*build_top)(const struct trace_model *m, size_t top, struct table *t);
+	/* --format collapsed: the report's stacks as folded lines for flame graph tools
+	 * ("root;caller;leaf weight"), weighted by samples or by ns; NULL for reports without
+	 * stacks. 0, or -1 when out of memory. */
+	int (*collapsed)(const struct trace_model *m, bool weight_ns, FILE *out);
+	/* reports that take report_params: called instead of build (it may switch `t` to
+	 * another column set before adding rows) */
+	int (*build_params)(const struct trace_model *m, const struct report_params *p,
+			    struct table *t);
+	/* text in a layout of the report's own (ops: torch.profiler's table), given the rows
+	 * sorted and limited; NULL: the generic table */
+	void (*print_text)(const struct trace_model *m, const struct table *t, FILE *out);
 };
 
 extern const struct report_def report_osrt_sum;
@@ -57,6 +73,9 @@ extern const struct report_def report_gpu_util;
 extern const struct report_def report_gpu_idle;
 extern const struct report_def report_gpu_mode;
 extern const struct report_def report_gpu_unmatched;
+extern const struct report_def report_ops;
+extern const struct report_def report_python_stacks;
+extern const struct report_def report_python;
 
 const struct report_def *report_find(const char *name);
 /* The registered reports, NULL-terminated. */

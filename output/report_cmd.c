@@ -10,21 +10,35 @@
 
 #define MAX_REPORTS 32
 
+enum { OPT_GROUP_BY_STACK = 256 };
+
 static const char usage[] =
-    "usage: gpuspy report FILE [--report NAME[,NAME...]] [--format text|csv|json]\n"
-    "                          [--sort KEY] [--limit N]\n"
+    "usage: gpuspy report FILE [--report NAME[,NAME...]]\n"
+    "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
+    "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
     "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes, and\n"
     "                       cuda_api_sum,cuda_launches,gpu_mem when CUDA calls were traced,\n"
     "                       cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,gpu_util when the CUPTI\n"
-    "                       bridge recorded GPU work)\n"
+    "                       bridge recorded GPU work, ops when PyTorch operators were\n"
+    "                       traced, python when Python threads were sampled)\n"
     "  -f, --format FMT     text (default), csv, or json (an array of row objects; with\n"
-    "                       several reports, an object of arrays keyed by report name)\n"
+    "                       several reports, an object of arrays keyed by report name);\n"
+    "                       collapsed: the python report's CPU samples as folded stacks\n"
+    "                       for flame graphs (flamegraph.pl, speedscope), one line per\n"
+    "                       stack, root first, weighted by samples; collapsed-ns: the\n"
+    "                       same weighted by sampled CPU time in ns\n"
     "  -s, --sort KEY       sort by this column's JSON key, e.g. total_ns, calls, max_ns,\n"
     "                       name (numbers descending, text ascending)\n"
+    "                       (torch.profiler's cpu_time_total, self_cpu_time_total,\n"
+    "                       cuda_time_total, self_cuda_time_total and count name the ops\n"
+    "                       report's columns)\n"
     "  -n, --limit N        print at most N rows per report\n"
+    "      --group-by-stack N  ops: one row per operator and Python stack (its top N\n"
+    "                       frames, shown as Source Location), as torch.profiler's\n"
+    "                       key_averages(group_by_stack_n=N)\n"
     "  -l, --list           list the reports and their columns\n"
     "  -h, --help           this help\n"
     "\n"
@@ -33,15 +47,19 @@ static const char usage[] =
     "  gpuspy report run.gpuspy --report osrt_thread --sort calls --limit 20\n"
     "  gpuspy report run.gpuspy --report osrt_sum --format json | jq '.[0]'\n"
     "  gpuspy report run.gpuspy --report cuda_api_errors,gpu_mem_blocks\n"
-    "  gpuspy report run.gpuspy --report gpu_idle --limit 5\n";
+    "  gpuspy report run.gpuspy --report gpu_idle --limit 5\n"
+    "  gpuspy report run.gpuspy --report python --limit 20\n"
+    "  gpuspy report run.gpuspy --format collapsed | flamegraph.pl > cpu.svg\n";
 
 struct report_opts {
 	const char *path;
 	const struct report_def *reports[MAX_REPORTS];
 	size_t nreports;
 	enum table_format format;
+	enum { FOLDED_NONE, FOLDED_SAMPLES, FOLDED_NS } folded; /* --format collapsed[-ns] */
 	const char *sort;
 	uint64_t limit; /* 0: no limit */
+	struct report_params params;
 };
 
 static int parse_reports(const char *arg, struct report_opts *o)
@@ -73,16 +91,25 @@ static int parse_reports(const char *arg, struct report_opts *o)
 	return ret;
 }
 
-static int parse_format(const char *arg, enum table_format *fmt)
+static int parse_format(const char *arg, struct report_opts *o)
 {
-	if (!strcmp(arg, "text"))
+	enum table_format *fmt = &o->format;
+
+	o->folded = FOLDED_NONE;
+	if (!strcmp(arg, "collapsed"))
+		o->folded = FOLDED_SAMPLES;
+	else if (!strcmp(arg, "collapsed-ns"))
+		o->folded = FOLDED_NS;
+	else if (!strcmp(arg, "text"))
 		*fmt = TABLE_TEXT;
 	else if (!strcmp(arg, "csv"))
 		*fmt = TABLE_CSV;
 	else if (!strcmp(arg, "json"))
 		*fmt = TABLE_JSON;
 	else {
-		gs_error("invalid value '%s' for --format: expected text, csv or json", arg);
+		gs_error("invalid value '%s' for --format: expected text, csv, json, collapsed "
+			 "or collapsed-ns",
+			 arg);
 		return GS_EXIT_USAGE;
 	}
 	return 0;
@@ -109,8 +136,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	    {"limit", required_argument, NULL, 'n'},
 	    {"list", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"group-by-stack", required_argument, NULL, OPT_GROUP_BY_STACK},
 	    {0},
 	};
+	uint64_t v;
 	int c, ret = 0;
 
 	optind = 1;
@@ -120,7 +149,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			ret = parse_reports(optarg, o);
 			break;
 		case 'f':
-			ret = parse_format(optarg, &o->format);
+			ret = parse_format(optarg, o);
 			break;
 		case 's':
 			o->sort = optarg;
@@ -132,6 +161,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				    optarg);
 				ret = GS_EXIT_USAGE;
 			}
+			break;
+		case OPT_GROUP_BY_STACK:
+			if (gs_parse_u64(optarg, 1, GS_PY_MAX_FRAMES, &v)) {
+				gs_error(
+				    "invalid value '%s' for --group-by-stack: expected a number "
+				    "from 1 to %d",
+				    optarg, GS_PY_MAX_FRAMES);
+				ret = GS_EXIT_USAGE;
+			}
+			o->params.group_by_stack = (unsigned)v;
 			break;
 		case 'l':
 			list_reports();
@@ -225,7 +264,36 @@ static void print_header(const struct trace_model *m, FILE *out)
 				    : "none (the recording did not reach a checkpoint)");
 	print_cuda_header(&m->cuda, out);
 	print_gpu_header(&m->gpu, out);
+	if (m->ops.ncalls)
+		fprintf(out, "pytorch operator calls: %zu\n", m->ops.ncalls);
 	print_losses(m, out);
+}
+
+/* torch.profiler's sort keys, for the reports that have no column of that name */
+static const char *const sort_aliases[][2] = {
+    {"cpu_time_total", "cpu_total_ns"},
+    {"self_cpu_time_total", "self_cpu_ns"},
+    {"cuda_time_total", "cuda_total_ns"},
+    {"self_cuda_time_total", "self_cuda_ns"},
+    {"count", "calls"},
+};
+
+static int sort_column(const struct table *t, const char *key)
+{
+	int col = table_column(t, key);
+
+	for (size_t i = 0; col < 0 && i < sizeof(sort_aliases) / sizeof(sort_aliases[0]); i++)
+		if (!strcmp(key, sort_aliases[i][0]))
+			col = table_column(t, sort_aliases[i][1]);
+	return col;
+}
+
+static int build_rows(const struct trace_model *m, const struct report_def *def,
+		      const struct report_opts *o, struct table *t)
+{
+	if (def->build_params)
+		return def->build_params(m, &o->params, t);
+	return def->build_top ? def->build_top(m, o->limit, t) : def->build(m, t);
 }
 
 static int print_report(const struct trace_model *m, const struct report_def *def,
@@ -235,13 +303,13 @@ static int print_report(const struct trace_model *m, const struct report_def *de
 	int col;
 
 	table_init(&t, def->cols, def->ncols);
-	if (def->build_top ? def->build_top(m, o->limit, &t) : def->build(m, &t)) {
+	if (build_rows(m, def, o, &t)) {
 		table_free(&t);
 		gs_error("out of memory building report %s", def->name);
 		return GS_EXIT_FAILURE;
 	}
 	/* --sort applies to the reports that have that column; the others keep their order */
-	col = o->sort ? table_column(&t, o->sort) : -1;
+	col = o->sort ? sort_column(&t, o->sort) : -1;
 	if (col < 0 && def->default_sort)
 		col = table_column(&t, def->default_sort);
 	/* a report without a default sort key is built in its own order (time, device) */
@@ -251,7 +319,10 @@ static int print_report(const struct trace_model *m, const struct report_def *de
 		table_limit(&t, o->limit);
 	if (o->format == TABLE_TEXT)
 		fprintf(out, "\n** %s: %s\n\n", def->name, def->summary);
-	table_print(&t, o->format, out);
+	if (o->format == TABLE_TEXT && def->print_text)
+		def->print_text(m, &t, out);
+	else
+		table_print(&t, o->format, out);
 	if (o->format != TABLE_JSON)
 		fputc('\n', out);
 	table_free(&t);
@@ -260,10 +331,13 @@ static int print_report(const struct trace_model *m, const struct report_def *de
 
 static bool sort_key_known(const struct report_opts *o)
 {
-	for (size_t i = 0; i < o->nreports; i++)
-		for (size_t c = 0; c < o->reports[i]->ncols; c++)
-			if (!strcmp(o->reports[i]->cols[c].json_key, o->sort))
-				return true;
+	for (size_t i = 0; i < o->nreports; i++) {
+		struct table t;
+
+		table_init(&t, o->reports[i]->cols, o->reports[i]->ncols);
+		if (sort_column(&t, o->sort) >= 0)
+			return true;
+	}
 	return false;
 }
 
@@ -313,6 +387,49 @@ static void default_reports(const struct trace_model *m, struct report_opts *o)
 		o->reports[o->nreports++] = &report_cuda_gpu_mem_time_sum;
 		o->reports[o->nreports++] = &report_gpu_util;
 	}
+	if (m->ops.ncalls)
+		o->reports[o->nreports++] = &report_ops;
+	if (m->py.counts[GS_PY_SAMPLE])
+		o->reports[o->nreports++] = &report_python;
+}
+
+/* Folded stacks are not a table: only reports with stacks have them, and --sort and --limit
+ * (row operations) mean nothing there. */
+static int check_folded(struct report_opts *o)
+{
+	if (o->sort || o->limit) {
+		gs_error("--sort and --limit do not apply to --format collapsed");
+		return GS_EXIT_USAGE;
+	}
+	if (!o->nreports)
+		o->reports[o->nreports++] = &report_python;
+	for (size_t i = 0; i < o->nreports; i++) {
+		if (!o->reports[i]->collapsed) {
+			gs_error("report %s has no collapsed format (only python has)",
+				 o->reports[i]->name);
+			return GS_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static int print_folded(const struct trace_model *m, const struct report_opts *o)
+{
+	if (trace_model_loss_total(m))
+		gs_warn("%llu events were lost while recording (see the text report)",
+			(unsigned long long)trace_model_loss_total(m));
+	/* an empty flame graph is otherwise indistinguishable from a failed one */
+	if (!m->py.counts[GS_PY_SAMPLE])
+		gs_warn("%s has no Python CPU samples (no Python process traced, --no-python or "
+			"--sample-hz 0)",
+			o->path);
+	for (size_t i = 0; i < o->nreports; i++) {
+		if (o->reports[i]->collapsed(m, o->folded == FOLDED_NS, stdout)) {
+			gs_error("out of memory building report %s", o->reports[i]->name);
+			return GS_EXIT_FAILURE;
+		}
+	}
+	return 0;
 }
 
 int report_main(int argc, char **argv)
@@ -324,6 +441,8 @@ int report_main(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	if (o.folded && (ret = check_folded(&o)))
+		return ret;
 	if (trace_model_load(o.path, &m, err, sizeof(err))) {
 		gs_error("cannot read %s: %s", o.path, err);
 		return GS_EXIT_BAD_TRACE;
@@ -333,7 +452,7 @@ int report_main(int argc, char **argv)
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);
-	ret = print_reports(&m, &o);
+	ret = o.folded ? print_folded(&m, &o) : print_reports(&m, &o);
 	trace_model_free(&m);
 	return ret;
 }

@@ -24,6 +24,9 @@ const struct report_def *const report_all[] = {
     &report_gpu_idle,
     &report_gpu_mode,
     &report_gpu_unmatched,
+    &report_ops,
+    &report_python,
+    &report_python_stacks,
     NULL,
 };
 

@@ -118,6 +118,11 @@ struct gs_py_proc {
 	char message[];	   /* "<runtime path>: <how it was checked>" or why it was refused */
 };
 
+#define GS_PY_CODE_CUT 1 /* gs_py_code.hdr.flags: the line table was longer than the bytes kept */
+/* ... the object at `code` no longer had this stamp when the loader read it (freed, its address
+ * reused): names unknown, strings empty */
+#define GS_PY_CODE_STALE 2
+
 /* GS_REC_PY_CODE: code object `code` of process hdr.pid, as read from its memory when a stack
  * first showed it with this stamp. Line numbers are computed from the line table (in
  * CPython 3.<minor>'s format) and a frame's lasti (output/py_lines.h). */

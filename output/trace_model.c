@@ -224,6 +224,10 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 	default:
 		if (gpu_model_takes(h->type))
 			return gpu_model_apply(&m->gpu, h);
+		if (op_model_takes(h->type))
+			return op_model_apply(&m->ops, h);
+		if (py_model_takes(h->type))
+			return py_model_apply(&m->py, h);
 		return 0; /* newer record types: skipped */
 	}
 }
@@ -272,6 +276,15 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 	}
 	if (!ret && gpu_model_finish(&m->gpu, path, &m->ix_threads, err, errlen))
 		ret = -1;
+	/* after the GPU join: operators get the GPU time of what they launched */
+	if (!ret && op_model_finish(&m->ops, &m->gpu)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
+	if (!ret && py_model_finish(&m->py)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
 	if (ret < 0) {
 		/* callers get nothing to free on failure */
 		trace_model_free(m);
@@ -298,6 +311,8 @@ void trace_model_free(struct trace_model *m)
 	key_index_free(&m->ix_fds);
 	cuda_model_free(&m->cuda);
 	gpu_model_free(&m->gpu);
+	op_model_free(&m->ops);
+	py_model_free(&m->py);
 	memset(m, 0, sizeof(*m));
 }
 

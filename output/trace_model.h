@@ -2,9 +2,9 @@
 /*
  * What reports need from a trace, gathered in one streaming pass: the recording's settings,
  * processes and threads with their names and lifecycle, exact per-thread statistics and the
- * loss counters, the CUDA API calls (cuda_model.h) and the CUPTI bridge's GPU records
- * (gpu_model.h). Spans are not kept: the exporter streams them separately, and the GPU join
- * and gpu_idle read the file again (`path`).
+ * loss counters, the CUDA API calls (cuda_model.h), the CUPTI bridge's GPU records
+ * (gpu_model.h) and the PyTorch operator calls (op_model.h). Spans are not kept: the exporter
+ * streams them separately, and the GPU join and gpu_idle read the file again (`path`).
  */
 #ifndef GPUSPY_TRACE_MODEL_H
 #define GPUSPY_TRACE_MODEL_H
@@ -15,6 +15,8 @@
 #include "gpu_model.h"
 #include "histogram.h"
 #include "key_index.h"
+#include "op_model.h"
+#include "py_model.h"
 #include "trace_format.h"
 
 struct model_thread {
@@ -76,6 +78,8 @@ struct trace_model {
 	struct key_index ix_threads, ix_procs, ix_syscalls, ix_offcpu, ix_fds;
 	struct cuda_model cuda;
 	struct gpu_model gpu;
+	struct op_model ops; /* PyTorch operator calls */
+	struct py_model py;  /* Python interpreters, code objects and stacks */
 };
 
 /* 0, or -1 with a one-line message in err (a corrupt file; nothing is left to free). A

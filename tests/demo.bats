@@ -32,4 +32,16 @@ load helpers
 	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_gpu_kern_sum --format json |
 		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == 8 and .total_ns == 160000000'
 	python3 "$ROOT/tests/lib/check_kineto.py" "$BUILD/demo/cuda.kineto.json"
+	# a running PyTorch loop, attached: operators, Python stacks and samples, a timeline
+	[[ "$output" == *"gpuspy: probing 2952 PyTorch operators"* ]]
+	[[ "$output" == *"stacks on"* && "$output" == *"** ops"* && "$output" == *"** python"* ]]
+	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --format json |
+		jq -e '.[] | select(.name == "aten::conv2d") | .calls == 200'
+	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report python --format json |
+		jq -e '[.[] | select(.function == "Net.forward")] | length == 1'
+	[ -s "$BUILD/demo/torch.folded" ]
+	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/torch.json"
+	# ... and operators on the simulated GPU get their CUDA columns
+	"$GPUSPY" report "$BUILD/demo/ops_gpu.gpuspy" --report ops --format json |
+		jq -e '.[] | select(.name == "aten::mm") | .calls == 40 and .self_cuda_ns == 8000000'
 }

@@ -27,9 +27,56 @@ echo "   and what the host threads were doing meanwhile"
 "$build/gpuspy" report "$out/cuda.gpuspy" --report cuda_gpu_kern_sum,gpu_util,gpu_idle --limit 4
 "$build/gpuspy" export "$out/cuda.gpuspy" --format chrome -o "$out/cuda.json"
 "$build/gpuspy" export "$out/cuda.gpuspy" --format kineto -o "$out/cuda.kineto.json"
+
+# Waits until FILE has a line containing TEXT (the programs say when they are ready).
+wait_for() { # FILE TEXT
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 600 ] || { echo "demo: timed out waiting for '$2' in $1" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+torch_python=/usr/bin/python3.11 # Debian's python3-torch is built for it
+echo "== gpuspy record -p: a PyTorch training loop that is already running (no restart, no"
+echo "   code change): its Python stacks, CPU samples and every ATen operator call"
+rm -f "$out/torch.go"
+mkfifo "$out/torch.go"
+"$torch_python" tests/targets/torch/train_loop.py --iters 200 --go "$out/torch.go" \
+	>"$out/torch.out" 2>&1 &
+loop_pid=$!
+wait_for "$out/torch.out" READY
+"$build/gpuspy" record -f -o "$out/torch.gpuspy" -p "$loop_pid" 2>"$out/torch.err" &
+gpuspy_pid=$!
+wait_for "$out/torch.err" "recording 1 process"
+exec 4>"$out/torch.go"
+echo go >&4
+wait_for "$out/torch.out" "DONE 200"
+kill -INT "$gpuspy_pid"
+wait "$gpuspy_pid" || true
+echo exit >&4
+exec 4>&-
+wait "$loop_pid"
+grep -E '^gpuspy: (python|probing)' "$out/torch.err" || true
+echo
+echo "== gpuspy report: torch.profiler's operator table, from outside the process"
+"$build/gpuspy" report "$out/torch.gpuspy" --report ops --limit 8
+echo "== gpuspy report: CPU time per Python function (sampled, as cProfile's tottime/cumtime)"
+"$build/gpuspy" report "$out/torch.gpuspy" --report python --limit 8
+"$build/gpuspy" report "$out/torch.gpuspy" --report python --format collapsed >"$out/torch.folded"
+"$build/gpuspy" export "$out/torch.gpuspy" --format chrome -o "$out/torch.json"
+echo "== gpuspy record: PyTorch-style operators launching kernels on the simulated GPU"
+echo "   (tests/targets/cuda/aten_like.cu): the operator table gets its CUDA columns"
+"$build/gpuspy" record -q -f -o "$out/ops_gpu.gpuspy" -- env LD_LIBRARY_PATH="$build/fakecuda" \
+	"$python" tests/targets/cuda/aten_like.py "$build/targets/cuda/libtorch_aten_like_cuda.so" 20 \
+	>/dev/null
+"$build/gpuspy" report "$out/ops_gpu.gpuspy" --report ops --sort self_cuda_time_total --limit 6
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
 echo "trace:    $out/demo.gpuspy"
 echo "timeline: $out/demo.json  (open it in https://ui.perfetto.dev)"
 echo "CUDA timeline: $out/cuda.json  (CUDA API spans, GPU tracks per stream with launch flows)"
 echo "Kineto trace:  $out/cuda.kineto.json  (for Holistic Trace Analysis / TensorBoard)"
+echo "PyTorch timeline: $out/torch.json  (cpu_op slices, Python stacks on every span, CPU"
+echo "                  samples as a flame chart per thread)"
+echo "flame graph input: $out/torch.folded  (flamegraph.pl $out/torch.folded > cpu.svg)"

@@ -4,8 +4,8 @@
 #
 #   make fakecuda        libcuda.so.1, libcudart.so.13, libcupti.so.13 (+ .so
 #                        links) and libcupti_dump.so in $(BUILD)/fakecuda,
-#                        nvcc target programs, libdlkernels.so and dlopen_host
-#                        in $(BUILD)/targets/cuda
+#                        nvcc target programs, libdlkernels.so, dlopen_host and
+#                        libtorch_aten_like_cuda.so in $(BUILD)/targets/cuda
 #   make fakecuda-test   bats tests/fakecuda.bats
 #
 # FAKECUDA_NVCC_ARCH selects the GPU code in the targets (the simulator never
@@ -49,12 +49,17 @@ FAKECUDA_HELPERS := $(FAKECUDA_OUT)/libcupti_dump.so
 FAKECUDA_DL_SRC := $(FAKECUDA_TGT_SRC)/dlkernels.cu
 FAKECUDA_DL_LIB := $(FAKECUDA_TGT)/libdlkernels.so
 FAKECUDA_DL_HOST := $(FAKECUDA_TGT)/dlopen_host
-FAKECUDA_TARGET_SRCS := $(filter-out $(FAKECUDA_DL_SRC),$(wildcard $(FAKECUDA_TGT_SRC)/*.cu))
+# aten_like.cu is libtorch's operator layer in miniature (at::_ops::<op>::call and schema
+# strings), loaded by aten_like.py through ctypes; "torch" and "cuda" in its name as libtorch's.
+FAKECUDA_ATEN_SRC := $(FAKECUDA_TGT_SRC)/aten_like.cu
+FAKECUDA_ATEN_LIB := $(FAKECUDA_TGT)/libtorch_aten_like_cuda.so
+FAKECUDA_TARGET_SRCS := $(filter-out $(FAKECUDA_DL_SRC) $(FAKECUDA_ATEN_SRC), \
+                        $(wildcard $(FAKECUDA_TGT_SRC)/*.cu))
 FAKECUDA_TARGETS := $(FAKECUDA_TARGET_SRCS:$(FAKECUDA_TGT_SRC)/%.cu=$(FAKECUDA_TGT)/%)
 
 .PHONY: fakecuda fakecuda-test
 fakecuda: $(FAKECUDA_LIBS) $(FAKECUDA_LINKS) $(FAKECUDA_HELPERS) $(FAKECUDA_TARGETS) \
-          $(FAKECUDA_DL_LIB) $(FAKECUDA_DL_HOST)
+          $(FAKECUDA_DL_LIB) $(FAKECUDA_DL_HOST) $(FAKECUDA_ATEN_LIB)
 
 fakecuda-test: fakecuda
 	bats tests/fakecuda.bats
@@ -111,6 +116,13 @@ $(FAKECUDA_DL_LIB): $(FAKECUDA_DL_SRC) $(FAKECUDA_OUT)/libcudart.so
 	$(FAKECUDA_NVCC) $(FAKECUDA_NVCC_ARCH) -no-compress -cudart shared -O2 \
 	    -shared -Xcompiler -fPIC -MMD -MP -MF $@.d -L$(FAKECUDA_OUT) -o $@ $<
 
+# C++ with warnings as errors (the host compiler's), also no rpath.
+$(FAKECUDA_ATEN_LIB): $(FAKECUDA_ATEN_SRC) $(FAKECUDA_OUT)/libcudart.so
+	@mkdir -p $(@D)
+	$(FAKECUDA_NVCC) $(FAKECUDA_NVCC_ARCH) -no-compress -cudart shared -O2 -std=c++17 \
+	    -Xcompiler -Wall,-Wextra,-Werror,-fPIC -shared -MMD -MP -MF $@.d \
+	    -L$(FAKECUDA_OUT) -o $@ $<
+
 # Plain C with only -ldl, so CUDA is loaded by nothing but its dlopen.
 $(FAKECUDA_DL_HOST): $(FAKECUDA_TGT_SRC)/dlopen_host.c
 	@mkdir -p $(@D)
@@ -119,4 +131,5 @@ $(FAKECUDA_DL_HOST): $(FAKECUDA_TGT_SRC)/dlopen_host.c
 
 -include $(FAKECUDA_DRV_OBJS:.o=.d) $(FAKECUDA_RT_OBJS:.o=.d) \
          $(FAKECUDA_CUPTI_OBJS:.o=.d) $(FAKECUDA_DUMP_OBJ:.o=.d) \
-         $(FAKECUDA_TARGETS:=.d) $(FAKECUDA_DL_LIB).d $(FAKECUDA_DL_HOST).d
+         $(FAKECUDA_TARGETS:=.d) $(FAKECUDA_DL_LIB).d $(FAKECUDA_DL_HOST).d \
+         $(FAKECUDA_ATEN_LIB).d

@@ -9,9 +9,10 @@ gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels
 block, "registers per thread" and "shared memory"; no CPU event carries "stream" (HTA takes
 any event with a stream for GPU work). Every ac2g flow has one start ("s", inside a
 cuda_runtime or cuda_driver span on its thread whose correlation is the GPU event's) and one
-end ("f", "bp": "e", at the start of a GPU event on its track). Prints a summary line; exits 1
-with the first problem.
-usage: check_kineto.py FILE.json
+end ("f", "bp": "e", at the start of a GPU event on its track). cpu_op events have an integer
+"External id", unique in the file, and a CUDA API span with an "External id" names one of
+them. Prints a summary line; exits 1 with the first problem.
+usage: check_kineto.py FILE.json [--no-gpu]   (--no-gpu: a trace without GPU work, no flows)
 """
 import bisect
 import json
@@ -22,7 +23,8 @@ from collections import defaultdict
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
 API_CATS = {"cuda_runtime", "cuda_driver"}
 KNOWN_CATS = GPU_CATS | API_CATS | {"ac2g", "user_annotation", "__metadata", "os_runtime",
-                                   "off_cpu", "process", "gpu_memory"}
+                                   "off_cpu", "process", "gpu_memory", "cpu_op",
+                                   "python_sample"}
 EPS = 0.0005  # µs: ns precision
 
 
@@ -86,6 +88,21 @@ def enclosing_api(api_spans, api_starts, s):
     return best
 
 
+def check_external_ids(events):
+    ops = set()
+    for e in events:
+        if e["cat"] == "cpu_op":
+            xid = e.get("args", {}).get("External id")
+            if not isinstance(xid, int) or xid in ops:
+                fail(f"cpu_op without a unique integer External id: {e}")
+            ops.add(xid)
+    for e in events:
+        xid = e.get("args", {}).get("External id")
+        if e["cat"] in API_CATS and xid is not None and xid not in ops:
+            fail(f"CUDA API span names External id {xid}, which no cpu_op has: {e}")
+    return len(ops)
+
+
 def check_flows(events):
     gpu_starts = {}  # (pid, tid, ts in ns) -> correlation of the GPU event starting there
     api_spans = defaultdict(list)
@@ -128,7 +145,7 @@ def check_flows(events):
     return len(ends)
 
 
-def main(path):
+def main(path, gpu=True):
     text = open(path).read()
     doc = json.loads(text)
     devices = check_top(text, doc)
@@ -137,10 +154,11 @@ def main(path):
     for e in events:
         check_event(e, devices)
         cats[e["cat"]] += 1
-    flows = check_flows(events)
+    check_external_ids(events)
+    flows = check_flows(events) if gpu else 0
     print(f"check_kineto: {len(events)} events, {flows} ac2g flows, " +
           ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], gpu="--no-gpu" not in sys.argv[2:])

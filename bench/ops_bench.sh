@@ -1,0 +1,142 @@
+#!/bin/sh
+# PyTorch operator tracing against torch.profiler on one small CPU training loop
+# (bench/torch_loop.py: a CNN, fixed seed, ITERS timed iterations after a warm-up), in one run:
+#  (a) loop slowdown, median time per iteration: untraced; `gpuspy record -p` attached (ops and
+#      Python stacks on, the default); gpuspy --no-python; gpuspy --no-python --no-ops (what
+#      gpuspy costs without either: syscalls, scheduling); torch.profiler(activities=[CPU])
+#      around the loop;
+#  (b) time until each has its operator table: torch.profiler from the loop's end to
+#      key_averages().table() printed; gpuspy from its stop signal to `gpuspy report --report
+#      ops` printed;
+#  (c) gpuspy attach time: from starting `gpuspy record -p` to its "gpuspy: recording" line
+#      (probes live), with torch already loaded;
+#  (d) per-event cost of Python stack capture against an empty probe on the same hook, at
+#      Python stack depths 10, 30 and 60: bench/py_stack_cost.sh, with CALLS calls per run.
+# Each figure is the best of REPEATS runs; ratios are to the untraced loop of the same run.
+# usage: bench/ops_bench.sh BUILD_DIR [ITERS] [REPEATS] [CALLS]     (as root; PYTHON: a
+#        python3 with torch, default /usr/bin/python3.11)
+set -eu
+build=${1:-build}
+iters=${2:-200}
+repeats=${3:-3}
+calls=${4:-100000}
+py=${PYTHON:-/usr/bin/python3.11}
+gpuspy=$build/gpuspy
+loop=$(dirname "$0")/torch_loop.py
+work=$(mktemp -d)
+loop_pid=
+rec_pid=
+cleanup() {
+	for p in $rec_pid $loop_pid; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+[ -x "$gpuspy" ] || { echo "ops_bench: $gpuspy not found: make BUILD=$build" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "ops_bench: must run as root" >&2; exit 1; }
+"$py" -c 'import torch' 2> /dev/null || { echo "ops_bench: $py has no torch (set PYTHON)" >&2; exit 1; }
+
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+now_ns() { date +%s%N; }
+min() { echo "$1 ${2:-$1}" | awk '{ print ($1 < $2) ? $1 : $2 }'; }
+
+wait_line() { # FILE PATTERN: up to 60 s
+	i=0
+	while ! grep -q -- "$2" "$1" 2> /dev/null; do
+		i=$((i + 1))
+		[ $i -lt 12000 ] || { echo "ops_bench: no '$2' in $1:" >&2; cat "$1" >&2; exit 1; }
+		sleep 0.005
+	done
+}
+
+# One run of the loop with gpuspy attached by -p once it is warm; sets iter_us, attach_ms,
+# table_ms (stop signal to `gpuspy report --report ops` printed) and op_calls.
+run_attached() { # GPUSPY-OPTIONS...
+	rm -f "$work/ctl" "$work/loop.out" "$work/g.err"
+	mkfifo "$work/ctl"
+	"$py" "$loop" --iters "$iters" --wait < "$work/ctl" > "$work/loop.out" 2> "$work/loop.err" &
+	loop_pid=$!
+	exec 4> "$work/ctl"
+	wait_line "$work/loop.out" READY
+	t0=$(now_ns)
+	"$gpuspy" record -p "$loop_pid" -f -o "$work/g.gpuspy" "$@" 2> "$work/g.err" &
+	rec_pid=$!
+	wait_line "$work/g.err" "gpuspy: recording"
+	t1=$(now_ns)
+	echo go >&4
+	wait_line "$work/loop.out" LOOP_DONE
+	t2=$(now_ns)
+	kill -INT "$rec_pid"
+	wait "$rec_pid" || { echo "ops_bench: gpuspy failed:" >&2; cat "$work/g.err" >&2; exit 1; }
+	rec_pid=
+	op_calls=0
+	if "$gpuspy" report "$work/g.gpuspy" --report ops > "$work/table.txt" 2> "$work/r.err"; then
+		t3=$(now_ns)
+		table_ms=$(((t3 - t2) / 1000000))
+		op_calls=$("$gpuspy" report "$work/g.gpuspy" --report ops --format json |
+			sed -n 's/.*"calls": *\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+	else
+		table_ms=NA
+	fi
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	loop_pid=
+	iter_us=$(field median < "$work/loop.out")
+	attach_ms=$(((t1 - t0) / 1000000))
+}
+
+echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $repeats"
+
+plain='' prof='' prof_table='' ops='' ops_attach='' ops_table=''
+nopy='' nopy_attach='' floor='' floor_attach=''
+seen_calls=0
+r=0
+while [ $r -lt "$repeats" ]; do
+	"$py" "$loop" --iters "$iters" > "$work/p.out"
+	plain=$(min "$(field median < "$work/p.out")" "$plain")
+	"$py" "$loop" --iters "$iters" --mode profiler > "$work/t.out" 2> "$work/t.err"
+	prof=$(min "$(field median < "$work/t.out")" "$prof")
+	prof_table=$(min "$(field TABLE_MS < "$work/t.out")" "$prof_table")
+	run_attached
+	ops=$(min "$iter_us" "$ops")
+	ops_attach=$(min "$attach_ms" "$ops_attach")
+	[ "$table_ms" = NA ] || ops_table=$(min "$table_ms" "$ops_table")
+	seen_calls=$op_calls
+	run_attached --no-python
+	nopy=$(min "$iter_us" "$nopy")
+	nopy_attach=$(min "$attach_ms" "$nopy_attach")
+	run_attached --no-python --no-ops
+	floor=$(min "$iter_us" "$floor")
+	floor_attach=$(min "$attach_ms" "$floor_attach")
+	r=$((r + 1))
+done
+
+awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$seen_calls" -v it="$iters" \
+	-v pt="$prof_table" -v gt="${ops_table:-NA}" -v ga="$ops_attach" -v na="$nopy_attach" \
+	-v fa="$floor_attach" 'BEGIN {
+	opi = c / it
+	printf "(a) median time per training iteration (%.0f operator calls per iteration seen by gpuspy)\n", opi
+	printf "  untraced:                                   %8.1f us\n", p
+	printf "  gpuspy record -p (ops + Python stacks):     %8.1f us  %.3fx", g, g / p
+	if (opi > 0) printf "  +%.2f us per operator call", (g - p) / opi
+	printf "\n"
+	printf "  gpuspy record -p --no-python (ops):         %8.1f us  %.3fx", n, n / p
+	if (opi > 0) printf "  +%.2f us per operator call", (n - p) / opi
+	printf "\n"
+	printf "  gpuspy record -p --no-python --no-ops:      %8.1f us  %.3fx\n", f, f / p
+	printf "  torch.profiler(activities=[CPU]):           %8.1f us  %.3fx\n", t, t / p
+	printf "(b) time until the operator table is printed (%d iterations recorded)\n", it
+	printf "  torch.profiler, loop end to key_averages().table(): %8.0f ms (%.2f ms per iteration)\n", pt, pt / it
+	if (gt == "NA")
+		printf "  gpuspy, stop signal to report --report ops:         no ops report\n"
+	else
+		printf "  gpuspy, stop signal to report --report ops:         %8.0f ms (%.2fx faster)\n", gt, pt / gt
+	printf "(c) gpuspy attach, start to probes live, torch loaded\n"
+	printf "  default (ops + Python stacks): %5d ms\n", ga
+	printf "  --no-python (ops):             %5d ms\n", na
+	printf "  --no-python --no-ops:          %5d ms\n", fa
+}'
+
+echo "(d) Python stack capture, per event"
+PYTHON=$py sh "$(dirname "$0")/py_stack_cost.sh" "$build" "$calls" "$repeats"
