@@ -249,8 +249,13 @@ int py_frame_symbol(const struct py_model *pm, const struct py_frame *f, const c
 {
 	const struct py_code *c = py_frame_code(pm, f);
 
-	if (qualname)
+	if (qualname) {
 		*qualname = c ? string_pool_get(&pm->names, c->qualname) : "<unknown>";
+		/* a name the loader could not decode (seen rarely for code objects read during a
+		 * module's import) is still a frame of that file and line */
+		if (!**qualname)
+			*qualname = "<unknown>";
+	}
 	if (filename)
 		*filename = c ? string_pool_get(&pm->names, c->filename) : "?";
 	if (line)
