@@ -22,6 +22,9 @@
 #include "empty_probes.skel.h"
 #include "uprobe_multi.h"
 
+#define BENCH_TOOL_NAME "empty_probes"
+#include "bench_tool.h"
+
 /* The macro may gain arguments: only the symbol name matters here. */
 #define CUDA_PROBE(lib, sym, ...) #sym,
 static const char *const probe_syms[] = {
@@ -30,32 +33,6 @@ static const char *const probe_syms[] = {
 #undef CUDA_PROBE
 
 #define NSYMS (sizeof(probe_syms) / sizeof(probe_syms[0]))
-
-static bool verbose;
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	return verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-static void error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("empty_probes: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* Entry and return probes on every listed function `path` defines: one uprobe_multi link
  * each, attached the way gpuspy attaches its own (loader/uprobe_multi.c), so the floor pays

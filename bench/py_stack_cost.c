@@ -25,34 +25,12 @@
 #include "py_runtime.h"
 #include "py_stack_cost.skel.h"
 
+#define BENCH_TOOL_NAME "py_stack_cost"
+#include "bench_tool.h"
+
 #define RING_BYTES (64u << 20)
 
-static bool verbose;
-static volatile sig_atomic_t stop;
 static unsigned long long records, frames, truncated;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	return verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-static void error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("py_stack_cost: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int on_record(void *ctx, void *data, size_t size)
 {

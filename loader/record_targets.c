@@ -60,13 +60,20 @@ static int probe_python(struct recorder *r, pid_t pid)
 	return r->py ? py_stacks_scan(r->py, pid) : 0;
 }
 
-static int trace_process(void *ctx, pid_t pid)
+/* What a process already has loaded: CUDA libraries, operators, a Python interpreter. */
+static int probe_process(struct recorder *r, pid_t pid)
 {
-	struct recorder *r = ctx;
 	int err = probe_cuda(r, pid);
 
 	err = err ?: probe_ops(r, pid);
-	err = err ?: probe_python(r, pid);
+	return err ?: probe_python(r, pid);
+}
+
+static int trace_process(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	int err = probe_process(r, pid);
+
 	if (err)
 		return err;
 
@@ -86,9 +93,7 @@ static int name_process(void *ctx, pid_t pid)
 
 	if (pid == getpid())
 		return 0; /* never traced: see self_tgid */
-	err = probe_cuda(ctx, pid);
-	err = err ?: probe_ops(ctx, pid);
-	err = err ?: probe_python(ctx, pid);
+	err = probe_process(ctx, pid);
 	err = err ?: procfs_for_each_thread(pid, recorder_write_comm, ctx);
 
 	return err == -ENOENT ? 0 : err;
