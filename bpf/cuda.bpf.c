@@ -43,6 +43,15 @@ struct {
 	__type(value, struct cuda_thread);
 } cuda_threads SEC(".maps");
 
+/* Threads whose dlopen gpuspy itself makes (loader/bridge_inject.c loads the CUPTI bridge
+ * through one): not held at ld.so, the loader probes the process itself afterwards. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} ldso_exempt SEC(".maps");
+
 static __always_inline __u32 cookie_capture(__u64 cookie)
 {
 	return (__u32)(cookie >> GS_CUDA_COOKIE_SHIFT);
@@ -204,8 +213,14 @@ int ldso_debug_state(struct pt_regs *ctx)
 
 	__u32 tgid = id >> 32;
 
+	__u32 tid = (__u32)id;
+
 	if (!current_is_traced() || !bpf_map_lookup_elem(&cuda_opened, &tgid))
 		return 0;
+	if (bpf_map_lookup_elem(&ldso_exempt, &tid)) {
+		bpf_map_delete_elem(&cuda_opened, &tgid);
+		return 0;
+	}
 	if (bpf_probe_read_user(&state, sizeof(state),
 				(const void *)(r_debug + R_DEBUG_STATE_OFFSET)))
 		return 0;

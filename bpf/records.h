@@ -70,6 +70,7 @@ enum gs_record_type {
 	GS_REC_PY_CODE = 109,	/* a code object's names and line table, read at capture time */
 	GS_REC_OP_NAME = 110,	/* an operator index (GS_REC_OP_CALL.op) and its name */
 	GS_REC_LOSS_MORE = 111, /* loss kinds GS_LOSS_SLOTS and up, cumulative like GS_REC_LOSS */
+	GS_REC_BRIDGE_LOAD = 112, /* how the CUPTI bridge came to be in a process, or why not */
 };
 
 enum gs_offcpu_reason {

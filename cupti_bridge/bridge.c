@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bridge.h"
 
@@ -246,5 +247,23 @@ void bridge_start(int from_cuda)
 BRIDGE_EXPORT int InitializeInjection(void)
 {
 	bridge_start(1);
+	return 1;
+}
+
+/*
+ * Called by gpuspy (loader/bridge_inject.c) right after it dlopen()ed this library into a CUDA
+ * process that was already running, in a thread of the application it stopped at a syscall
+ * boundary. Only the control thread is started here: it opens the session and turns CUPTI on
+ * itself once it sees the gate, never this borrowed thread, which may hold locks of the
+ * application or the driver. CUDA's driver is there (gpuspy checked), so CUPTI is usable.
+ * Returns 1.
+ */
+BRIDGE_EXPORT int gpuspy_bridge_load_late(void)
+{
+	pthread_once(&g_once, init_once);
+	pthread_mutex_lock(&g.lock);
+	g.cuda = 1;
+	pthread_mutex_unlock(&g.lock);
+	debug_log("pid %d: loaded late, into a running process", (int)getpid());
 	return 1;
 }

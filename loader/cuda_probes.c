@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
 #include "cli.h"
@@ -359,6 +360,21 @@ int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
 	int err = cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
 
 	return err ? err : (int)c.roles;
+}
+
+void cuda_probes_exempt_thread(struct cuda_probes *cp, pid_t tid, bool exempt)
+{
+	__u32 key = (__u32)tid;
+	__u8 one = 1;
+	int fd;
+
+	if (!cp)
+		return;
+	fd = bpf_map__fd(cp->skel->maps.ldso_exempt);
+	if (exempt)
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(fd, &key);
 }
 
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid)

@@ -32,6 +32,9 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid);
 /* CUPTI bridges found from now on are handed to `cl` (cupti_link.h), to be turned on in the
  * process they were found in, or `everywhere` (-a). */
 void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool everywhere);
+/* Whether BPF's ld.so hold spares thread `tid`: gpuspy's own dlopen in it (bridge_inject.h)
+ * is followed by a scan of the process, no hold is needed. */
+void cuda_probes_exempt_thread(struct cuda_probes *cp, pid_t tid, bool exempt);
 /* Detaches every uprobe; later calls only resume held processes. */
 void cuda_probes_detach(struct cuda_probes *cp);
 void cuda_probes_free(struct cuda_probes *cp);

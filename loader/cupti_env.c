@@ -10,7 +10,7 @@
 #define BRIDGE_NAME "libgpuspy_cupti.so"
 
 /* The bridge is built next to gpuspy (build/); an install may put it elsewhere. */
-static bool find_bridge(char *path, size_t len)
+bool cupti_bridge_path(char *path, size_t len)
 {
 	const char *env = getenv("GPUSPY_CUPTI_BRIDGE");
 	char exe[PATH_MAX];
@@ -56,7 +56,7 @@ bool cupti_env_prepare(bool quiet)
 	char bridge[PATH_MAX];
 	bool ok;
 
-	if (!find_bridge(bridge, sizeof(bridge))) {
+	if (!cupti_bridge_path(bridge, sizeof(bridge))) {
 		if (!quiet)
 			gs_warn(
 			    "CUPTI bridge %s not found next to gpuspy (or $GPUSPY_CUPTI_BRIDGE): "

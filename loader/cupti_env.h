@@ -5,10 +5,13 @@
 #define GPUSPY_CUPTI_ENV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Sets both variables in gpuspy's own environment (the command inherits it) to the bridge
  * next to the gpuspy executable, or $GPUSPY_CUPTI_BRIDGE. A value already set is kept and
  * reported. Returns whether gpuspy's bridge will be loaded. */
 bool cupti_env_prepare(bool quiet);
+/* The bridge next to the gpuspy executable, or $GPUSPY_CUPTI_BRIDGE: whether it is readable. */
+bool cupti_bridge_path(char *path, size_t len);
 
 #endif /* GPUSPY_CUPTI_ENV_H */

@@ -340,7 +340,12 @@ static int start_session(struct recorder *r)
 	err = bpf_session_attach(r->session);
 	if (!err && r->py)
 		err = py_stacks_attach_sampler(r->py, o->sample_hz);
-	return err == -EPERM ? GS_EXIT_PERMISSION : err ? GS_EXIT_FAILURE : 0;
+	if (err)
+		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
+	err = recorder_load_bridges(r);
+	if (err)
+		gs_error("cannot record the CUPTI bridge loads: %s", strerror(-err));
+	return err ? GS_EXIT_FAILURE : 0;
 }
 
 static int release_command(struct recorder *r)
@@ -410,6 +415,7 @@ static void cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
+	free(r->bridge_pids);
 	cupti_link_free(r->cupti);
 	cuda_probes_free(r->cuda);
 	op_probes_free(r->ops);

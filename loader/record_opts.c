@@ -43,7 +43,10 @@ static const char usage[] =
     "                            implies --no-cupti\n"
     "      --no-cupti            do not load gpuspy's CUPTI bridge into a launched command\n"
     "                            nor turn on bridges loaded in the targets (default: on,\n"
-    "                            for real GPU kernel and copy times)\n"
+    "                            for real GPU kernel and copy times); implies --no-inject\n"
+    "      --no-inject           do not load the bridge into running CUDA processes (-p,\n"
+    "                            -a) that were started without it (default: loaded with\n"
+    "                            ptrace at a syscall boundary, a pause of about a ms)\n"
     "      --no-python           no Python stacks (default: CPython 3.8-3.13 processes get\n"
     "                            their stack on every CUDA call, syscall span, off-CPU span,\n"
     "                            operator and CPU sample)\n"
@@ -77,6 +80,7 @@ enum {
 	OPT_NO_PYTHON,
 	OPT_SAMPLE_HZ,
 	OPT_NO_OPS,
+	OPT_NO_INJECT,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +100,7 @@ static const struct option long_opts[] = {
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
     {"no-ops", no_argument, NULL, OPT_NO_OPS},
+    {"no-inject", no_argument, NULL, OPT_NO_INJECT},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -119,6 +124,7 @@ static void set_defaults(struct record_opts *o)
 	o->cupti = true;
 	o->python = true;
 	o->ops = true;
+	o->inject = true;
 	o->sample_hz = 99;
 	o->osrt_threshold_ns = 1000;
 	o->offcpu_threshold_ns = 1000;
@@ -177,6 +183,9 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_NO_OPS:
 		o->ops = false;
+		return -1;
+	case OPT_NO_INJECT:
+		o->inject = false;
 		return -1;
 	case OPT_SAMPLE_HZ:
 		if (gs_parse_u64(arg, 0, 10000, &v))
@@ -252,6 +261,7 @@ int record_opts_parse(int argc, char **argv, struct record_opts *o)
 	if (optind < argc)
 		o->command = &argv[optind];
 	o->cupti = o->cupti && o->cuda; /* bridges are found by the CUDA library scan */
+	o->inject = o->inject && o->cupti;
 	return check_targets(o);
 }
 

@@ -19,6 +19,7 @@ struct record_opts {
 	bool cupti;	      /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
 	bool python;	      /* Python stacks and CPU samples (--no-python turns them off) */
 	bool ops;	      /* PyTorch operator calls (--no-ops turns them off) */
+	bool inject;	      /* load the bridge into running CUDA processes (--no-inject) */
 	uint32_t sample_hz;   /* CPU samples per second per thread of Python processes; 0: none */
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;

@@ -32,13 +32,20 @@ static int probe_cuda(struct recorder *r, pid_t pid)
 {
 	int roles = r->cuda ? cuda_probes_scan(r->cuda, pid) : 0;
 
+	int err;
+
+	if (roles == -EACCES || roles == -EPERM)
+		return recorder_note_unreadable(r, pid);
 	if (roles < 0 && roles != -ENOMEM) {
 		gs_debug("cannot look for CUDA libraries in pid %d: %s", pid, strerror(-roles));
 		return 0;
 	}
-	if (roles & GS_CUDA_LIB_RUNTIME)
-		return cuda_names_scan_process(r->cuda_names, r->writer, pid);
-	return roles < 0 ? roles : 0;
+	if (roles < 0)
+		return roles;
+	err = recorder_note_cuda_process(r, pid, roles);
+	if (!err && (roles & GS_CUDA_LIB_RUNTIME))
+		err = cuda_names_scan_process(r->cuda_names, r->writer, pid);
+	return err;
 }
 
 /* The PyTorch operator libraries a target has mapped already; as with CUDA, a process whose

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "launch.h"
 #include "record_opts.h"
 #include "target_watch.h"
@@ -30,6 +31,8 @@ struct recorder {
 	struct cupti_link *cupti;      /* NULL with --no-cupti */
 	struct op_probes *ops;	       /* NULL with --no-ops */
 	struct py_stacks *py;	       /* NULL with --no-python */
+	pid_t *bridge_pids;	       /* running CUDA processes to load the CUPTI bridge into */
+	size_t nbridge_pids, bridge_pids_cap;
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	uint64_t events;
@@ -50,5 +53,14 @@ int recorder_write_comm(void *recorder, pid_t pid, pid_t tid, const char *comm);
 /* Registers the -p pids (with their existing descendants) in BPF's traced set, or with -a
  * names every process; writes the names of what is traced. */
 int recorder_add_targets(struct recorder *r);
+
+/* record_bridges.c */
+/* A target's CUDA libraries (gs_cuda_lib_role bits) were found at attach: its bridge is noted
+ * as present, or it is queued for recorder_load_bridges(). 0 or -ENOMEM/write error. */
+int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles);
+/* A target whose maps gpuspy may not read (ptrace access refused): said and recorded. */
+int recorder_note_unreadable(struct recorder *r, pid_t pid);
+/* Loads the bridge into the queued processes (after the probes are attached). */
+int recorder_load_bridges(struct recorder *r);
 
 #endif /* GPUSPY_RECORDER_H */

@@ -118,10 +118,33 @@ static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const cha
 	fputs("}}", c->out);
 }
 
+/* The pause gpuspy itself caused when it loaded the CUPTI bridge through this thread. */
+static void emit_bridge_load(struct chrome_ctx *c, const struct gs_bridge_load *l)
+{
+	if (l->outcome != GS_BRIDGE_LOAD_INJECTED || !l->hdr.tid || l->pause_ns > l->hdr.ts)
+		return;
+	chrome_begin_event(c);
+	fprintf(c->out,
+		"{\"ph\": \"X\", \"cat\": \"gpuspy\", \"name\": \"gpuspy: CUPTI bridge "
+		"loaded\", \"pid\": %u, \"tid\": %u, ",
+		l->hdr.pid, l->hdr.tid);
+	chrome_print_us(c->out, "ts", chrome_rel(c, l->hdr.ts - l->pause_ns));
+	fputs(", ", c->out);
+	chrome_print_us(c->out, "dur", l->pause_ns);
+	fputs(", \"args\": {\"waited_for_safe_point_ns\": ", c->out);
+	fprintf(c->out, "%llu, \"how\": ", (unsigned long long)l->wait_ns);
+	json_print_string(c->out, l->message);
+	fputs("}}", c->out);
+}
+
 static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
 {
 	char detail[160];
 
+	if (h->type == GS_REC_BRIDGE_LOAD) {
+		emit_bridge_load(c, (const void *)h);
+		return 0;
+	}
 	if (gpu_model_takes(h->type))
 		return chrome_gpu_record(c, h);
 	switch (h->type) {

@@ -9,7 +9,7 @@
 bool gpu_model_takes(uint16_t type)
 {
 	return (type >= GS_REC_GPU_KERNEL && type <= GS_REC_GPU_OVERHEAD) ||
-	       type == GS_REC_GPU_LOSS;
+	       type == GS_REC_GPU_LOSS || type == GS_REC_BRIDGE_LOAD;
 }
 
 static struct gpu_proc *get_proc(struct gpu_model *g, uint32_t pid)
@@ -220,6 +220,21 @@ static int on_overhead(struct gpu_model *g, const struct gs_gpu_overhead *o)
 	return 0;
 }
 
+/* How the bridge came to be in the process (gpuspy loaded it on attach), or why not. */
+static int on_load(struct gpu_model *g, const struct gs_bridge_load *l)
+{
+	struct gpu_proc *p = get_proc(g, l->hdr.pid);
+
+	if (!p)
+		return -1;
+	p->load_outcome = l->outcome;
+	p->load_pause_ns = l->pause_ns;
+	p->load_wait_ns = l->wait_ns;
+	free(p->load_message);
+	p->load_message = strdup(l->message);
+	return p->load_message ? 0 : -1;
+}
+
 static void on_loss(struct gpu_model *g, const struct gs_gpu_loss *l)
 {
 	/* cumulative: the last record is the total */
@@ -253,6 +268,9 @@ int gpu_model_apply(struct gpu_model *g, const struct gs_hdr *h)
 	case GS_REC_GPU_LOSS:
 		on_loss(g, (const void *)h);
 		return 0;
+	case GS_REC_BRIDGE_LOAD:
+		g->records--; /* not a GPU record */
+		return on_load(g, (const void *)h);
 	default:
 		g->records--;
 		return 0;
@@ -263,6 +281,7 @@ void gpu_model_free(struct gpu_model *g)
 {
 	for (size_t i = 0; i < g->nprocs; i++) {
 		free(g->procs[i].message);
+		free(g->procs[i].load_message);
 		free(g->procs[i].status);
 	}
 	for (size_t i = 0; i < g->nnvtx; i++)

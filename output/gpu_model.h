@@ -88,6 +88,10 @@ struct gpu_proc {
 	char *message;		   /* the last non-empty status message */
 	struct gpu_status *status; /* sorted by time once loaded */
 	size_t nstatus, status_cap;
+	uint32_t load_outcome;	/* enum gs_bridge_load_outcome, 0: no GS_REC_BRIDGE_LOAD */
+	uint64_t load_pause_ns; /* the thread's pause when gpuspy loaded the bridge */
+	uint64_t load_wait_ns;	/* ... of which waiting for a safe point */
+	char *load_message;
 };
 
 struct gpu_nvtx_group {

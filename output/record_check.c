@@ -139,6 +139,8 @@ bool gs_record_valid(const struct gs_hdr *rec)
 		return rec->size >= sizeof(struct gs_op_call);
 	case GS_REC_OP_NAME:
 		return tail_string_valid(rec, sizeof(struct gs_op_name));
+	case GS_REC_BRIDGE_LOAD:
+		return tail_string_valid(rec, sizeof(struct gs_bridge_load));
 	default:
 		return gpu_record_valid(rec);
 	}

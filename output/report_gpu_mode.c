@@ -3,7 +3,8 @@
  * gpu_mode: per process with CUDA, how its GPU side was recorded: by the CUPTI bridge (GPU
  * records joined to the calls), or by uprobes only and why (CUPTI held by another subscriber
  * such as torch.profiler or nsys, no bridge loaded, or a CUPTI error), with the clock
- * alignment error and what the bridge or CUPTI lost.
+ * alignment error and what the bridge or CUPTI lost; and whether gpuspy loaded the bridge into
+ * the running process when it attached (the thread's pause), or why not.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,8 @@ static const struct table_col cols[] = {
     {"PID", "pid", COL_ID},
     {"Process", "process", COL_STR},
     {"Mode", "mode", COL_STR},
+    {"Bridge", "bridge", COL_STR},
+    {"Inject Pause (ns)", "inject_pause_ns", COL_INT},
     {"Clock Error (ns)", "clock_error_ns", COL_INT},
     {"CUPTI Dropped", "cupti_dropped", COL_INT},
     {"Bridge Lost", "bridge_lost", COL_INT},
@@ -29,10 +32,43 @@ static bool bridge_mapped(const struct trace_model *m, uint32_t pid)
 	return false;
 }
 
+static bool cuda_mapped(const struct trace_model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->cuda.nlibs; i++)
+		if (m->cuda.libs[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* How the bridge got into the process when gpuspy attached (GS_REC_BRIDGE_LOAD). */
+static const char *load_name(uint32_t outcome)
+{
+	static const char *const names[] = {
+	    [GS_BRIDGE_LOAD_INJECTED] = "injected", [GS_BRIDGE_LOAD_PRESENT] = "present",
+	    [GS_BRIDGE_LOAD_REFUSED] = "refused",   [GS_BRIDGE_LOAD_SKIPPED] = "skipped",
+	    [GS_BRIDGE_LOAD_FAILED] = "failed",
+	};
+
+	return outcome < sizeof(names) / sizeof(names[0]) && names[outcome] ? names[outcome] : "";
+}
+
+static bool not_loaded(const struct gpu_proc *p)
+{
+	return p && (p->load_outcome == GS_BRIDGE_LOAD_REFUSED ||
+		     p->load_outcome == GS_BRIDGE_LOAD_SKIPPED ||
+		     p->load_outcome == GS_BRIDGE_LOAD_FAILED);
+}
+
 static const char *mode(const struct trace_model *m, uint32_t pid, const struct gpu_proc *p)
 {
 	if (p && (p->ops || p->apis))
 		return "cupti";
+	if (not_loaded(p) && !p->seen && p->load_outcome == GS_BRIDGE_LOAD_REFUSED)
+		return bridge_mapped(m, pid) || cuda_mapped(m, pid)
+			   ? "uprobes-only (bridge not loaded: ptrace not permitted)"
+			   : "not probed (ptrace not permitted)";
+	if (not_loaded(p) && !p->seen)
+		return "uprobes-only (bridge not loaded)";
 	if (!p || !p->seen)
 		return bridge_mapped(m, pid) ? "uprobes-only (bridge loaded, never reported)"
 					     : "uprobes-only (no bridge loaded)";
@@ -51,23 +87,30 @@ static int add_row(const struct trace_model *m, struct table *t, uint32_t pid)
 	const struct gpu_proc *p = gpu_model_proc(&m->gpu, pid);
 	const struct model_process *proc = trace_model_process(m, pid);
 	struct table_cell *row = table_add_row(t);
-	char msg[512] = "";
+	char msg[768] = "";
 
+	if (not_loaded(p) && p->load_message)
+		snprintf(msg, sizeof(msg), "bridge %s: %s", load_name(p->load_outcome),
+			 p->load_message);
 	if (p && p->message)
-		snprintf(msg, sizeof(msg), "%s", p->message);
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s", msg[0] ? "; " : "",
+			 p->message);
 	if (p && p->cupti_result)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s(CUptiResult %d)",
 			 msg[0] ? " " : "", p->cupti_result);
 	if (!row || table_set_str(&row[1], proc && proc->comm[0] ? proc->comm : "?") ||
-	    table_set_str(&row[2], mode(m, pid, p)) || table_set_str(&row[8], msg))
+	    table_set_str(&row[2], mode(m, pid, p)) ||
+	    table_set_str(&row[3], load_name(p ? p->load_outcome : 0)) ||
+	    table_set_str(&row[10], msg))
 		return -1;
 	row[0].u = pid;
-	row[3].u = p ? p->clock_error_ns : 0;
-	row[3].empty = !p || !p->clocks;
-	row[4].u = p ? p->dropped : 0;
-	row[5].u = p ? p->lost : 0;
-	row[6].u = p ? p->ops : 0;
-	row[7].u = p ? p->overhead_ns : 0;
+	row[4].u = p ? p->load_pause_ns : 0;
+	row[5].u = p ? p->clock_error_ns : 0;
+	row[5].empty = !p || !p->clocks;
+	row[6].u = p ? p->dropped : 0;
+	row[7].u = p ? p->lost : 0;
+	row[8].u = p ? p->ops : 0;
+	row[9].u = p ? p->overhead_ns : 0;
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
-#define GS_TRACE_VERSION_MINOR 3 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 4 /* new record types bump this; readers skip unknown types */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
 #define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
 #define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */
@@ -146,6 +146,26 @@ struct gs_op_name {
 	char name[]; /* NUL-terminated */
 };
 
+enum gs_bridge_load_outcome {
+	GS_BRIDGE_LOAD_INJECTED =
+	    1,			    /* gpuspy loaded it into the running process (ptrace, dlopen) */
+	GS_BRIDGE_LOAD_PRESENT = 2, /* already loaded: at start, or by an earlier attach */
+	GS_BRIDGE_LOAD_REFUSED = 3, /* not permitted: ptrace denied (capability, Yama, seccomp) */
+	GS_BRIDGE_LOAD_SKIPPED = 4, /* left alone by rule: --no-inject, another CUDA tool, ... */
+	GS_BRIDGE_LOAD_FAILED = 5,  /* tried, failed, and the process was left as it was */
+};
+
+/* GS_REC_BRIDGE_LOAD: whether gpuspy loaded its CUPTI bridge into CUDA process hdr.pid when it
+ * attached (hdr.tid: the thread that made the call, 0 if none did). */
+struct gs_bridge_load {
+	struct gs_hdr hdr;
+	__u32 outcome;	/* enum gs_bridge_load_outcome */
+	__s32 err;	/* the errno behind a refusal or failure, else 0 */
+	__u64 pause_ns; /* how long that thread was stopped, waiting included */
+	__u64 wait_ns;	/* of which spent waiting for it to reach a safe point */
+	char message[]; /* what was done, or why not, NUL-terminated */
+};
+
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
@@ -164,6 +184,7 @@ GS_REC_ASSERT_SIZE(struct gs_loss_more, 88);
 GS_REC_ASSERT_SIZE(struct gs_py_proc, 32);
 GS_REC_ASSERT_SIZE(struct gs_py_code, 48);
 GS_REC_ASSERT_SIZE(struct gs_op_name, 32);
+GS_REC_ASSERT_SIZE(struct gs_bridge_load, 48);
 _Static_assert(GS_LOSS_NKINDS <= 2 * GS_LOSS_SLOTS, "loss kinds must fit the loss records");
 
 static inline size_t gs_align8(size_t n)

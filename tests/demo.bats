@@ -32,6 +32,11 @@ load helpers
 	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_gpu_kern_sum --format json |
 		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == 8 and .total_ns == 160000000'
 	python3 "$ROOT/tests/lib/check_kineto.py" "$BUILD/demo/cuda.kineto.json"
+	# a running CUDA program started without the bridge: loaded on attach, GPU times follow
+	[[ "$output" == *"CUPTI bridge loaded (thread "*"paused "* ]]
+	"$GPUSPY" report "$BUILD/demo/attach.gpuspy" --report gpu_mode,cuda_gpu_kern_sum --format json |
+		jq -e '(.gpu_mode[0].bridge == "injected") and (.gpu_mode[0].inject_pause_ns > 0) and ((.cuda_gpu_kern_sum | map(.instances) | add) == 5)'
+	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/attach.json"
 	# a running PyTorch loop, attached: operators, Python stacks and samples, a timeline
 	[[ "$output" == *"gpuspy: probing 2952 PyTorch operators"* ]]
 	[[ "$output" == *"stacks on"* && "$output" == *"** ops"* && "$output" == *"** python"* ]]

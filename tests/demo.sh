@@ -37,6 +37,38 @@ wait_for() { # FILE TEXT
 		sleep 0.1
 	done
 }
+echo "== gpuspy record -p: a CUDA program that is already running and was started WITHOUT the"
+echo "   CUPTI bridge: gpuspy loads it (one thread stopped at a syscall, dlopen, restored) and"
+echo "   gets the GPU kernel and copy times of what the program launches while attached"
+rm -f "$out/attach.ctl" "$out/attach.ready" "$out/attach_bridge.log"
+mkfifo "$out/attach.ctl"
+env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/attach_bridge.log" \
+	"$build/targets/cuda/cuda_loop" "$out/attach.ready" <"$out/attach.ctl" >"$out/attach.out" 2>&1 &
+cuda_pid=$!
+exec 5>"$out/attach.ctl"
+wait_for_file() { # FILE
+	i=0
+	until [ -e "$1" ]; do
+		i=$((i + 1))
+		[ "$i" -lt 600 ] || { echo "demo: timed out waiting for $1" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+wait_for_file "$out/attach.ready"
+"$build/gpuspy" record -v -f -o "$out/attach.gpuspy" -p "$cuda_pid" 2>"$out/attach.err" &
+gpuspy_pid=$!
+wait_for "$out/attach_bridge.log" "activity on"
+echo "go 5" >&5
+wait_for "$out/attach.out" "BATCH done n=5"
+kill -INT "$gpuspy_pid"
+wait "$gpuspy_pid" || true
+echo exit >&5
+exec 5>&-
+wait "$cuda_pid"
+grep -E '^gpuspy: pid [0-9]+: CUPTI bridge' "$out/attach.err" || true
+tail -1 "$out/attach.out"
+"$build/gpuspy" report "$out/attach.gpuspy" --report gpu_mode,cuda_gpu_kern_sum
+"$build/gpuspy" export "$out/attach.gpuspy" --format chrome -o "$out/attach.json"
 torch_python=/usr/bin/python3.11 # Debian's python3-torch is built for it
 echo "== gpuspy record -p: a PyTorch training loop that is already running (no restart, no"
 echo "   code change): its Python stacks, CPU samples and every ATen operator call"
@@ -77,6 +109,8 @@ echo "trace:    $out/demo.gpuspy"
 echo "timeline: $out/demo.json  (open it in https://ui.perfetto.dev)"
 echo "CUDA timeline: $out/cuda.json  (CUDA API spans, GPU tracks per stream with launch flows)"
 echo "Kineto trace:  $out/cuda.kineto.json  (for Holistic Trace Analysis / TensorBoard)"
+echo "attach timeline: $out/attach.json  (the bridge loaded on attach: the pause it cost, the GPU"
+echo "                 work launched while attached)"
 echo "PyTorch timeline: $out/torch.json  (cpu_op slices, Python stacks on every span, CPU"
 echo "                  samples as a flame chart per thread)"
 echo "flame graph input: $out/torch.folded  (flamegraph.pl $out/torch.folded > cpu.svg)"

@@ -254,6 +254,49 @@ timing() { # NAME: value of "TIMING NAME=value" in $OUT
 }
 
 # bats test_tags=fakecuda
+@test "fakecuda: CUPTI attached late records only work launched while enabled, and detaches" {
+	# late_cupti dlopens its CUPTI client after CUDA is busy: a spin kernel runs and
+	# another thread waits in cudaStreamSynchronize when S1 enables activity
+	run env LD_LIBRARY_PATH="$FC" "$TGT/late_cupti" "$FC/liblate_cupti_client.so"
+	printf '%s\n' "$output" > "$OUT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"CHECK enabled while a kernel runs ok"* ]]
+	[[ "$output" == *"DONE ok"* ]]
+	has() { grep -qxF -- "$1" "$OUT" || { echo "missing: $1"; false; }; }
+	lines_of() { grep -c -- "^$1 " "$OUT" || true; }
+	# S1: the 5 window kernels, one copy, one memset and the main thread's two stream
+	# syncs; not the warm-up, spin or after kernels, nor the helper's earlier sync
+	has "S1 result subscribe=0 register=0 enable=0 disable=0 flush=0 end=0"
+	has "S1 count kernel=5 memcpy=1 memset=1 runtime=20 driver=14 sync=2 other=0"
+	[ "$(lines_of 'S1 kernel')" -eq 1 ]
+	has "S1 kernel _Z13window_kerneli 5"
+	has "S1 runtime __cudaLaunchKernel 5"
+	has "S1 driver cuLaunchKernel 5"
+	has "S1 runtime cudaMemcpyAsync 1"
+	has "S1 runtime cudaMemsetAsync 1"
+	has "S1 runtime cudaStreamSynchronize 2"
+	has "S1 driver cuStreamSynchronize 2"
+	has "S1 outside=0 orphans=0 dropped=0"
+	# S2 subscribes again: a spin and 2 window kernels still pending at the disable
+	# keep their CONCURRENT_KERNEL kind; cuptiFinalize from an exit callback works
+	has "S2 result subscribe=0 register=0 enable=0 disable=0 flush=0 end=0"
+	has "S2 count kernel=3 memcpy=0 memset=0 runtime=10 driver=6 sync=0 other=0"
+	[ "$(lines_of 'S2 kernel')" -eq 2 ]
+	has "S2 kernel _Z11spin_kernelx 1"
+	has "S2 kernel _Z13window_kerneli 2"
+	has "S2 outside=0 orphans=0 dropped=0"
+	# S3 attaches after cuptiFinalize: nothing from while it was detached
+	has "S3 result subscribe=0 register=0 enable=0 disable=0 flush=0 end=0"
+	has "S3 count kernel=1 memcpy=0 memset=0 runtime=4 driver=3 sync=1 other=0"
+	[ "$(lines_of 'S3 kernel')" -eq 1 ]
+	has "S3 kernel _Z13window_kerneli 1"
+	has "S3 runtime cudaDeviceSynchronize 1"
+	has "S3 outside=0 orphans=0 dropped=0"
+	[[ "$output" != *after_kernel* ]]
+}
+
+# bats test_tags=fakecuda
 @test "fakecuda: cuGetProcAddress resolves base names by CUDA version and stream flavour" {
 	run env LD_LIBRARY_PATH="$FC" python3 - <<'PY'
 import ctypes as C

@@ -3,7 +3,8 @@
 # so it cannot clash.  Assumes BUILD (default "build") and CUDA_HOME.
 #
 #   make fakecuda        libcuda.so.1, libcudart.so.13, libcupti.so.13 (+ .so
-#                        links) and libcupti_dump.so in $(BUILD)/fakecuda,
+#                        links), libcupti_dump.so and liblate_cupti_client.so
+#                        in $(BUILD)/fakecuda,
 #                        nvcc target programs, libdlkernels.so, dlopen_host and
 #                        libtorch_aten_like_cuda.so in $(BUILD)/targets/cuda
 #   make fakecuda-test   bats tests/fakecuda.bats
@@ -39,12 +40,13 @@ FAKECUDA_CUPTI_GEN := $(FAKECUDA_OBJ)/cupti/cupti_cbid_names.c
 FAKECUDA_CUPTI_OBJS := $(FAKECUDA_CUPTI_SRCS:$(FAKECUDA_SRC)/%.c=$(FAKECUDA_OBJ)/%.o) \
                        $(FAKECUDA_CUPTI_GEN:.c=.o)
 FAKECUDA_DUMP_OBJ := $(FAKECUDA_OBJ)/tools/cupti_dump.o
+FAKECUDA_LATE_OBJ := $(FAKECUDA_OBJ)/tools/late_cupti_client.o
 
 FAKECUDA_LIBS := $(FAKECUDA_OUT)/libcuda.so.1 $(FAKECUDA_OUT)/libcudart.so.13 \
                  $(FAKECUDA_OUT)/libcupti.so.13
 FAKECUDA_LINKS := $(FAKECUDA_OUT)/libcuda.so $(FAKECUDA_OUT)/libcudart.so \
                   $(FAKECUDA_OUT)/libcupti.so
-FAKECUDA_HELPERS := $(FAKECUDA_OUT)/libcupti_dump.so
+FAKECUDA_HELPERS := $(FAKECUDA_OUT)/libcupti_dump.so $(FAKECUDA_OUT)/liblate_cupti_client.so
 # dlkernels.cu is a library (no main), loaded at run time by dlopen_host.
 FAKECUDA_DL_SRC := $(FAKECUDA_TGT_SRC)/dlkernels.cu
 FAKECUDA_DL_LIB := $(FAKECUDA_TGT)/libdlkernels.so
@@ -103,6 +105,11 @@ $(FAKECUDA_OUT)/libcupti_dump.so: $(FAKECUDA_DUMP_OBJ) $(FAKECUDA_OUT)/libcupti.
 	$(FAKECUDA_CC) $(FAKECUDA_LDFLAGS) -o $@ $(FAKECUDA_DUMP_OBJ) \
 	    -L$(FAKECUDA_OUT) -lcupti -lpthread
 
+# The CUPTI client late_cupti dlopens into itself once CUDA runs (late attach).
+$(FAKECUDA_OUT)/liblate_cupti_client.so: $(FAKECUDA_LATE_OBJ) $(FAKECUDA_OUT)/libcupti.so
+	$(FAKECUDA_CC) $(FAKECUDA_LDFLAGS) -o $@ $(FAKECUDA_LATE_OBJ) \
+	    -L$(FAKECUDA_OUT) -lcupti -lpthread
+
 # Real nvcc programs, dynamically linked to libcudart.so.13 with no rpath:
 # LD_LIBRARY_PATH picks the fake or NVIDIA's runtime at run time.
 $(FAKECUDA_TARGETS): $(FAKECUDA_TGT)/%: $(FAKECUDA_TGT_SRC)/%.cu $(FAKECUDA_OUT)/libcudart.so
@@ -130,6 +137,6 @@ $(FAKECUDA_DL_HOST): $(FAKECUDA_TGT_SRC)/dlopen_host.c
 	    -MF $@.d -o $@ $< -ldl
 
 -include $(FAKECUDA_DRV_OBJS:.o=.d) $(FAKECUDA_RT_OBJS:.o=.d) \
-         $(FAKECUDA_CUPTI_OBJS:.o=.d) $(FAKECUDA_DUMP_OBJ:.o=.d) \
+         $(FAKECUDA_CUPTI_OBJS:.o=.d) $(FAKECUDA_DUMP_OBJ:.o=.d) $(FAKECUDA_LATE_OBJ:.o=.d) \
          $(FAKECUDA_TARGETS:=.d) $(FAKECUDA_DL_LIB).d $(FAKECUDA_DL_HOST).d \
          $(FAKECUDA_ATEN_LIB).d

@@ -2,7 +2,16 @@
  * structs.  GPU work is held back until its simulated end time has passed
  * (a GPU cannot report a kernel before it finished); a forced flush
  * releases everything.  Full buffers are handed back through the client's
- * completion callback on the thread that filled them or that flushes. */
+ * completion callback on the thread that filled them or that flushes.
+ *
+ * Late attach, as with NVIDIA's CUPTI: a kind records only what began after
+ * it was enabled.  An API record needs its call to have begun after the
+ * enable and the kind to be still enabled at the call's exit; GPU work and
+ * synchronisations need the API call that caused them (the outermost one on
+ * the thread) to have begun after the enable and the kind to be enabled when
+ * the driver reports them.  So a kernel already executing, or queued, when
+ * CUPTI arrives never appears, and nothing launched after a disable does;
+ * work launched in between is delivered even if it ends after the disable. */
 #include "cupti_internal.h"
 
 #include <stdlib.h>
@@ -18,11 +27,13 @@ struct full_buffer {
 
 struct pending {
 	struct fc_work w;
+	CUpti_ActivityKind kind; /* chosen at launch: the kinds may change before release */
 	struct pending *next;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t g_enabled[CUPTI_ACTIVITY_KIND_COUNT];
+static uint64_t g_since[CUPTI_ACTIVITY_KIND_COUNT]; /* CLOCK_MONOTONIC ns of the enable */
 static CUpti_BuffersCallbackRequestFunc g_request;
 static CUpti_BuffersCallbackCompleteFunc g_complete;
 static struct {
@@ -41,15 +52,23 @@ static uint64_t now_mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int enabled(CUpti_ActivityKind k)
+/* Enabled, and since no later than t (something that began at t).  The
+ * acquire pairs with set_kind's release: an enable's start is seen with it. */
+static int active(CUpti_ActivityKind k, uint64_t t)
 {
-	return __atomic_load_n(&g_enabled[k], __ATOMIC_RELAXED);
+	return __atomic_load_n(&g_enabled[k], __ATOMIC_ACQUIRE) &&
+	       t >= __atomic_load_n(&g_since[k], __ATOMIC_RELAXED);
 }
 
-int fc_activity_wants_api(int domain)
+static CUpti_ActivityKind api_kind(int domain)
 {
-	return domain == FC_DOMAIN_DRIVER ? enabled(CUPTI_ACTIVITY_KIND_DRIVER)
-					  : enabled(CUPTI_ACTIVITY_KIND_RUNTIME);
+	return domain == FC_DOMAIN_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER
+					  : CUPTI_ACTIVITY_KIND_RUNTIME;
+}
+
+int fc_activity_wants_api(int domain, uint64_t start_ns)
+{
+	return active(api_kind(domain), start_ns);
 }
 
 /* ---- buffers (g_lock held) -------------------------------------------------- */
@@ -107,13 +126,11 @@ static void deliver_full(void)
 
 /* ---- record construction ---------------------------------------------------- */
 
-static void put_kernel(const struct fc_work *w)
+static void put_kernel(const struct fc_work *w, CUpti_ActivityKind kind)
 {
 	CUpti_ActivityKernel10 k;
 	memset(&k, 0, sizeof(k));
-	k.kind = enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-		     ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-		     : CUPTI_ACTIVITY_KIND_KERNEL;
+	k.kind = kind;
 	k.start = fc_cupti_time(w->start_ns);
 	k.end = fc_cupti_time(w->end_ns);
 	k.completed = k.end;
@@ -186,11 +203,11 @@ static void put_sync(const struct fc_work *w)
 	append(&s, sizeof(s));
 }
 
-static void put_work(const struct fc_work *w)
+static void put_work(const struct fc_work *w, CUpti_ActivityKind kind)
 {
 	switch (w->kind) {
 	case FC_WORK_KERNEL:
-		put_kernel(w);
+		put_kernel(w, kind);
 		break;
 	case FC_WORK_MEMCPY:
 		put_memcpy(w);
@@ -214,7 +231,7 @@ static void release_pending(int forced)
 	while (*pp) {
 		struct pending *p = *pp;
 		if (forced || p->w.end_ns <= now) {
-			put_work(&p->w);
+			put_work(&p->w, p->kind);
 			*pp = p->next;
 			free(p);
 		} else {
@@ -224,39 +241,53 @@ static void release_pending(int forced)
 	g_pending_tail = pp;
 }
 
-static int work_enabled(int kind)
+/* The record kind for work whose API call began at `launched`, or
+ * CUPTI_ACTIVITY_KIND_INVALID when none is wanted. */
+static CUpti_ActivityKind work_kind(int kind, uint64_t launched)
 {
+	CUpti_ActivityKind k;
 	switch (kind) {
 	case FC_WORK_KERNEL:
-		return enabled(CUPTI_ACTIVITY_KIND_KERNEL) ||
-		       enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		if (active(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, launched))
+			return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k = CUPTI_ACTIVITY_KIND_KERNEL;
+		break;
 	case FC_WORK_MEMCPY:
-		return enabled(CUPTI_ACTIVITY_KIND_MEMCPY);
+		k = CUPTI_ACTIVITY_KIND_MEMCPY;
+		break;
 	case FC_WORK_MEMSET:
-		return enabled(CUPTI_ACTIVITY_KIND_MEMSET);
+		k = CUPTI_ACTIVITY_KIND_MEMSET;
+		break;
 	case FC_WORK_SYNC:
-		return enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+		k = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+		break;
 	default:
-		return 0;
+		return CUPTI_ACTIVITY_KIND_INVALID;
 	}
+	return active(k, launched) ? k : CUPTI_ACTIVITY_KIND_INVALID;
 }
 
-void fc_activity_work(const struct fc_work *w)
+void fc_activity_work(const struct fc_work *w, uint64_t launched)
 {
-	if (!work_enabled(w->kind))
+	if (work_kind(w->kind, launched) == CUPTI_ACTIVITY_KIND_INVALID)
 		return;
 	struct pending *p = malloc(sizeof(*p));
 	pthread_mutex_lock(&g_lock);
-	if (p) {
+	/* again under the lock: a disable or cuptiFinalize may have come between */
+	CUpti_ActivityKind kind = work_kind(w->kind, launched);
+	if (p && kind != CUPTI_ACTIVITY_KIND_INVALID) {
 		p->w = *w;
+		p->kind = kind;
 		p->next = NULL;
 		*g_pending_tail = p;
 		g_pending_tail = &p->next;
-	} else {
+		p = NULL;
+	} else if (!p) {
 		g_dropped++;
 	}
 	release_pending(0);
 	pthread_mutex_unlock(&g_lock);
+	free(p);
 	deliver_full();
 }
 
@@ -274,7 +305,8 @@ void fc_activity_api(const struct fc_api_call *c)
 	a.correlationId = c->correlation_id;
 	a.returnValue = (uint32_t)c->result;
 	pthread_mutex_lock(&g_lock);
-	append(&a, sizeof(a));
+	if (active(a.kind, c->start_ns)) /* still enabled at the exit */
+		append(&a, sizeof(a));
 	pthread_mutex_unlock(&g_lock);
 	deliver_full();
 }
@@ -288,12 +320,24 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, uint8_t on)
 	CUptiResult r = fc_cupti_attach();
 	if (r != CUPTI_SUCCESS)
 		return r;
-	/* Kinds the simulator has no source for are accepted and stay empty. */
-	__atomic_store_n(&g_enabled[kind], on, __ATOMIC_RELAXED);
+	/* Kinds the simulator has no source for are accepted and stay empty.
+	 * Enabling an enabled kind keeps its start; a new enable starts anew. */
+	pthread_mutex_lock(&g_lock);
+	if (on && !g_enabled[kind])
+		__atomic_store_n(&g_since[kind], now_mono(), __ATOMIC_RELAXED);
+	__atomic_store_n(&g_enabled[kind], on, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g_lock);
 	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	return set_kind(kind, 1);
+}
+
+/* The records it would dump (devices, contexts, streams, NVLink, PCIe) are
+ * not simulated, so it is cuptiActivityEnable. */
+CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
 	return set_kind(kind, 1);
 }
@@ -336,8 +380,28 @@ CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext co
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&g_lock);
 	*dropped = g_dropped;
+	g_dropped = 0; /* "since the last call to this function" */
 	pthread_mutex_unlock(&g_lock);
 	return CUPTI_SUCCESS;
+}
+
+/* cuptiFinalize: disable every kind, deliver everything held (forced), hand
+ * back every buffer, the current one even if empty, and forget the client's
+ * callbacks and counters, so a later attach starts from nothing. */
+void fc_activity_finalize(void)
+{
+	pthread_mutex_lock(&g_lock);
+	for (int k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		__atomic_store_n(&g_enabled[k], 0, __ATOMIC_RELAXED);
+	release_pending(1);
+	close_current(); /* even with nothing in it: the buffer is the client's */
+	pthread_mutex_unlock(&g_lock);
+	deliver_full();
+	pthread_mutex_lock(&g_lock);
+	g_request = NULL;
+	g_complete = NULL;
+	g_dropped = 0;
+	pthread_mutex_unlock(&g_lock);
 }
 
 static size_t record_size(const CUpti_Activity *r)

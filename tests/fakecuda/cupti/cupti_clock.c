@@ -39,6 +39,11 @@ uint64_t fc_cupti_time(uint64_t mono)
 	return mono + g_offset;
 }
 
+void fc_cupti_clock_reset(void)
+{
+	g_have_user_clock = 0;
+}
+
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
 {
 	if (!timestamp)

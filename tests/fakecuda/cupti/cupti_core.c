@@ -1,5 +1,7 @@
-/* Subscriber and callback API, and the sink the driver reports into.  Like
- * the real library only one subscriber may exist at a time. */
+/* Subscriber and callback API, cuptiFinalize, and the sink the driver
+ * reports into.  Like the real library only one subscriber may exist at a
+ * time; CUPTI may arrive (subscribe, enable) after CUDA is in use and leave
+ * again with cuptiFinalize, then come back. */
 #include "cupti_internal.h"
 
 #include <dlfcn.h>
@@ -21,6 +23,10 @@ static struct CUpti_Subscriber_st g_subscriber;
 static int g_subscribed;
 static const struct fakecuda_hooks *g_hooks;
 static int g_attached;
+/* The outermost API call in progress on this thread, as its enter was seen:
+ * GPU work belongs to the call that launched it. */
+static _Thread_local uint32_t t_outer_correlation;
+static _Thread_local uint64_t t_outer_start;
 
 const struct fakecuda_hooks *fc_cupti_hooks(void)
 {
@@ -78,6 +84,10 @@ static void deliver(struct fc_api_call *call, CUpti_ApiCallbackSite site)
 static void sink_enter(void *ud, struct fc_api_call *call)
 {
 	(void)ud;
+	if (call->correlation_id != t_outer_correlation) { /* nested calls share the id */
+		t_outer_correlation = call->correlation_id;
+		t_outer_start = call->start_ns;
+	}
 	deliver(call, CUPTI_API_ENTER);
 }
 
@@ -85,14 +95,19 @@ static void sink_exit(void *ud, struct fc_api_call *call)
 {
 	(void)ud;
 	deliver(call, CUPTI_API_EXIT);
-	if (fc_activity_wants_api(call->domain))
+	if (fc_activity_wants_api(call->domain, call->start_ns))
 		fc_activity_api(call);
 }
 
+/* Reported on the thread of the call that caused the work.  A call whose
+ * enter the sink did not see began before CUPTI was attached. */
 static void sink_work(void *ud, const struct fc_work *w)
 {
 	(void)ud;
-	fc_activity_work(w);
+	uint64_t launched = w->queued_ns;
+	if (w->correlation_id)
+		launched = w->correlation_id == t_outer_correlation ? t_outer_start : 0;
+	fc_activity_work(w, launched);
 }
 
 CUptiResult fc_cupti_attach(void)
@@ -175,6 +190,26 @@ CUPTI_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable,
 						    CUpti_CallbackDomain domain)
 {
 	return set_enabled(enable, subscriber, domain, 1, 0);
+}
+
+/* Detach CUPTI from the running process (cupti_activity.h): activity is
+ * disabled and everything held is delivered, every buffer is handed back,
+ * the subscriber and the client's callbacks are forgotten and the driver no
+ * longer reports to CUPTI.  Safe from an API exit callback, as the header
+ * recommends (no lock is held while callbacks run).  Any later CUPTI call
+ * attaches afresh. */
+CUPTI_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	fc_activity_finalize();
+	pthread_mutex_lock(&g_lock);
+	memset(&g_subscriber, 0, sizeof(g_subscriber));
+	g_subscribed = 0;
+	if (g_attached && g_hooks)
+		g_hooks->set_sink(NULL);
+	g_attached = 0;
+	pthread_mutex_unlock(&g_lock);
+	fc_cupti_clock_reset();
+	return CUPTI_SUCCESS;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * When is it safe to make a thread of another process call dlopen()? dlopen takes ld.so's
+ * recursive load lock and malloc's arena locks, and pthread_create (the bridge's start) the
+ * stack-cache lock. A thread stopped while it holds one of them, inside ld.so or malloc, would
+ * deadlock on itself or re-enter the loader half-way. Those code paths make only a few
+ * syscalls (mmap, munmap, mprotect, madvise, brk, openat, read and close from ld.so's own
+ * copies, futex waits for a contended lock), so a thread is borrowed only where it is
+ * entering, or blocked in, a *waiting* syscall that none of them makes: sleeps, polls, reads
+ * and receives, waits for children, and futex waits of the FUTEX_WAIT_BITSET kind (condition
+ * variables, semaphores, joins; glibc's internal locks use plain FUTEX_WAIT) — and only when
+ * that syscall instruction is in the process's libc, never in ld.so. A thread that is blocked
+ * in such a call is taken at once; otherwise the main thread is followed from syscall to
+ * syscall (this thread alone is slowed meanwhile) until it enters one, for at most
+ * SAFE_POINT_WAIT_NS. The remaining risk is a thread that waits in a signal handler which
+ * interrupted malloc: the call then times out (CALL_TIMEOUT_NS) and the thread gets its own
+ * context back.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "bridge_inject.h"
+#include "cli.h"
+#include "elf_symbols.h"
+#include "proc_maps.h"
+#include "remote_call.h"
+#include "syscall_names.h"
+#include "trace_format.h"
+
+#define SAFE_POINT_WAIT_NS 2000000000ull /* for some thread to reach a safe point */
+#define BLOCKED_STOP_NS	   50000000ull	 /* for a thread blocked in a syscall to stop */
+#define CALL_TIMEOUT_NS	   5000000000ull /* for dlopen (the bridge pulls in libcupti) */
+#define LATE_START	   "gpuspy_bridge_load_late"
+#define MAX_LIBC_TEXT	   8
+
+struct range {
+	uint64_t start, end;
+};
+
+/* What gpuspy needs to know of the process before it stops anything. */
+struct target {
+	pid_t pid;
+	const char *bridge;
+	struct stat bridge_st;
+	uint64_t dlopen, dlerror; /* run-time addresses, 0 if not found */
+	struct range libc_text[MAX_LIBC_TEXT];
+	size_t nlibc_text;
+	uint64_t late_start; /* the bridge's entry, once it is mapped */
+	long safe_nr;	     /* the syscall of the safe point last accepted */
+	bool safe_entry;     /* ... at its entry (else blocked in it) */
+	struct bridge_inject_result *res;
+};
+
+static void set_result(struct bridge_inject_result *res, uint32_t outcome, int err, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
+
+static void set_result(struct bridge_inject_result *res, uint32_t outcome, int err, const char *fmt,
+		       ...)
+{
+	va_list ap;
+
+	res->outcome = outcome;
+	res->err = err;
+	va_start(ap, fmt);
+	vsnprintf(res->message, sizeof(res->message), fmt, ap);
+	va_end(ap);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* glibc 2.34+ has dlopen in libc itself; older ones in libdl, with libpthread's own syscall
+ * wrappers beside libc's. */
+static bool is_libc(const char *base)
+{
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-2.", 7) ||
+	       !strncmp(base, "libpthread", 10) || !strncmp(base, "libdl", 5);
+}
+
+/* The run-time address of file offset `off` of a mapped file, if this mapping holds it. */
+static uint64_t runtime_address(const struct proc_mapping *m, uint64_t off)
+{
+	if (!off || off < m->offset || off - m->offset >= m->end - m->start)
+		return 0;
+	return m->start + (off - m->offset);
+}
+
+static void note_libc(struct target *t, const struct proc_mapping *m)
+{
+	static const char *const names[] = {"dlopen", "dlerror", "__libc_dlopen_mode"};
+	uint64_t off[3] = {0};
+	char host[PATH_MAX + 32];
+
+	if (t->nlibc_text < MAX_LIBC_TEXT)
+		t->libc_text[t->nlibc_text++] = (struct range){m->start, m->end};
+	proc_maps_host_path(t->pid, m->path, host, sizeof(host));
+	if (elf_find_functions(host, names, 3, false, off) <= 0)
+		return;
+	if (!t->dlopen)
+		t->dlopen = runtime_address(m, off[0]) ?: runtime_address(m, off[2]);
+	if (!t->dlerror)
+		t->dlerror = runtime_address(m, off[1]);
+}
+
+static int scan_mapping(void *ctx, const struct proc_mapping *m)
+{
+	struct target *t = ctx;
+	uint64_t off[1] = {0};
+	static const char *const late[] = {LATE_START};
+
+	if (!m->exec)
+		return 0;
+	if (m->dev == t->bridge_st.st_dev && m->ino == t->bridge_st.st_ino) {
+		if (elf_find_functions(t->bridge, late, 1, false, off) > 0 && !t->late_start)
+			t->late_start = runtime_address(m, off[0]);
+		return 0;
+	}
+	if (is_libc(base_name(m->path)))
+		note_libc(t, m);
+	return 0;
+}
+
+/* A line of /proc/PID/status, as a number ("TracerPid:") or its first character ("State:"). */
+static bool status_field(pid_t pid, const char *key, char *value, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen)) {
+			snprintf(value, len, "%s", line + klen + strspn(line + klen, " \t"));
+			value[strcspn(value, "\n")] = '\0';
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* The value of `name` in the process's initial environment, "" if unset. */
+static void environ_value(pid_t pid, const char *name, char *out, size_t len)
+{
+	char path[64], buf[65536];
+	size_t nlen = strlen(name);
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *at = buf; at < buf + n; at += strlen(at) + 1)
+		if (!strncmp(at, name, nlen) && at[nlen] == '=') {
+			snprintf(out, len, "%s", at + nlen + 1);
+			return;
+		}
+}
+
+/* Reasons to leave the process alone that need no ptrace: 0 to go on. */
+static int check_process(struct target *t)
+{
+	struct bridge_inject_result *res = t->res;
+	char value[PATH_MAX], seen[PATH_MAX + 32];
+	struct stat st;
+
+	if (status_field(t->pid, "State:", value, sizeof(value)) &&
+	    (value[0] == 'T' || value[0] == 't')) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process is stopped");
+		return -1;
+	}
+	if (status_field(t->pid, "TracerPid:", value, sizeof(value)) && atoi(value)) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EBUSY,
+			   "already traced by pid %s (a debugger?)", value);
+		return -1;
+	}
+	/* a fault at address 0 ends each call: the kernel would reset an ignored SIGSEGV */
+	if (status_field(t->pid, "SigIgn:", value, sizeof(value)) &&
+	    (strtoull(value, NULL, 16) & (1ull << (SIGSEGV - 1)))) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process ignores SIGSEGV");
+		return -1;
+	}
+	environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
+	if (value[0]) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0,
+			   "CUDA_INJECTION64_PATH=%s: the driver loads that tool at cuInit "
+			   "(another CUPTI user, or gpuspy's bridge not initialised yet)",
+			   value);
+		return -1;
+	}
+	proc_maps_host_path(t->pid, t->bridge, seen, sizeof(seen));
+	if (stat(seen, &st) || st.st_dev != t->bridge_st.st_dev ||
+	    st.st_ino != t->bridge_st.st_ino) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
+			   "%s is not the same file in the process's filesystem (a container?)",
+			   t->bridge);
+		return -1;
+	}
+	return 0;
+}
+
+static bool in_libc(const struct target *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nlibc_text; i++)
+		if (addr >= t->libc_text[i].start && addr < t->libc_text[i].end)
+			return true;
+	return false;
+}
+
+/* Waiting syscalls that ld.so, malloc and pthread_create never make while they hold a lock. */
+static bool waiting_syscall(long nr, const uint64_t *args)
+{
+	switch (nr) {
+	case SYS_read:
+	case SYS_readv:
+	case SYS_pread64:
+	case SYS_preadv:
+	case SYS_preadv2:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_poll:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+	case SYS_epoll_pwait2:
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_pause:
+	case SYS_rt_sigsuspend:
+	case SYS_rt_sigtimedwait:
+	case SYS_wait4:
+	case SYS_waitid:
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_msgrcv:
+		return true;
+	case SYS_futex:
+		return (args[1] & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET;
+	default:
+		return false;
+	}
+}
+
+static bool safe_point(void *ctx, const struct remote_stop *at)
+{
+	struct target *t = ctx;
+
+	if (!waiting_syscall(at->nr, at->args) || at->ip < 2 || !in_libc(t, at->ip - 2))
+		return false;
+	t->safe_nr = at->nr;
+	t->safe_entry = at->entry;
+	return true;
+}
+
+/* Whether the thread is blocked in a waiting syscall now (/proc/PID/task/TID/syscall). */
+static bool blocked_safely(const struct target *t, pid_t tid)
+{
+	char path[96], line[512];
+	struct remote_stop at = {0};
+	unsigned long long a[6], sp, pc;
+	long nr;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", t->pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fgets(line, sizeof(line), f)
+		? sscanf(line, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1],
+			 &a[2], &a[3], &a[4], &a[5], &sp, &pc)
+		: 0;
+	fclose(f);
+	if (n != 9)
+		return false;
+	at.nr = nr;
+	for (int i = 0; i < 6; i++)
+		at.args[i] = a[i];
+	at.ip = pc;
+	return waiting_syscall(at.nr, at.args) && at.ip >= 2 && in_libc(t, at.ip - 2);
+}
+
+/* Threads to try, in order: those blocked at a safe point now, then the main thread. */
+static size_t candidate_threads(const struct target *t, pid_t *tids, size_t max)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n + 1 < max) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid > 0 && blocked_safely(t, tid))
+			tids[n++] = tid;
+	}
+	closedir(d);
+	tids[n++] = t->pid;
+	return n;
+}
+
+static const char *ptrace_refusal_hint(void)
+{
+	char scope[16] = "";
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+
+	if (f) {
+		if (!fgets(scope, sizeof(scope), f))
+			scope[0] = '\0';
+		fclose(f);
+	}
+	if (scope[0] == '3')
+		return "Yama ptrace_scope is 3 (no ptrace at all until reboot)";
+	if (scope[0] == '2')
+		return "Yama ptrace_scope is 2 and gpuspy lacks CAP_SYS_PTRACE";
+	return "gpuspy lacks CAP_SYS_PTRACE, or a seccomp/container policy forbids ptrace";
+}
+
+/* dlopen(bridge) and the bridge's late start, in a thread stopped at a safe point. */
+static void load_in_thread(struct target *t, struct remote_thread *th)
+{
+	struct bridge_inject_result *res = t->res;
+	uint64_t args[6] = {0, RTLD_NOW}, handle = 0, started = 0;
+	char why[256] = "unknown error";
+	int err;
+
+	err = remote_call(th, t->dlopen, args, t->bridge, strlen(t->bridge) + 1, 0, &handle,
+			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
+	if (!err && !handle) {
+		uint64_t none[6] = {0}, msg = 0;
+
+		if (t->dlerror &&
+		    !remote_call(th, t->dlerror, none, NULL, 0, 0, &msg,
+				 gs_monotonic_ns() + CALL_TIMEOUT_NS) &&
+		    msg)
+			remote_read_string(t->pid, msg, why, sizeof(why));
+		set_result(res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC, "dlopen failed: %s", why);
+		return;
+	}
+	if (err) {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err, "dlopen %s: %s",
+			   err == -ETIMEDOUT ? "did not return (abandoned)" : "failed",
+			   strerror(-err));
+		return;
+	}
+	proc_maps_for_each(t->pid, scan_mapping, t);
+	if (!t->late_start) {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, -ENOENT,
+			   "the loaded bridge has no " LATE_START "()");
+		return;
+	}
+	memset(args, 0, sizeof(args));
+	err = remote_call(th, t->late_start, args, NULL, 0, 0, &started,
+			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
+	if (err || (int)started != 1)
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err ?: -EIO, "the bridge did not start: %s",
+			   err ? strerror(-err) : "it said no");
+}
+
+/* One thread: stop it at a safe point, load, restore. 0: done (whatever the outcome);
+ * -EAGAIN: this thread did not reach a safe point in time, try another. */
+static int try_thread(struct target *t, pid_t tid, uint64_t deadline, bridge_inject_hold_fn hold,
+		      void *ctx)
+{
+	struct bridge_inject_result *res = t->res;
+	struct remote_thread th;
+	int err = remote_attach(&th, t->pid, tid);
+
+	if (err == -EPERM) {
+		set_result(res, GS_BRIDGE_LOAD_REFUSED, err, "ptrace not permitted: %s",
+			   ptrace_refusal_hint());
+		return 0;
+	}
+	if (err) {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err, "cannot ptrace thread %d: %s", tid,
+			   strerror(-err));
+		return err == -ESRCH ? -EAGAIN : 0;
+	}
+	err = remote_stop_safely(&th, safe_point, t, deadline);
+	if (!err) {
+		res->tid = tid;
+		if (hold)
+			hold(ctx, tid, true);
+		char name[32];
+
+		set_result(res, GS_BRIDGE_LOAD_INJECTED, 0, "dlopen in thread %d, %s %s()", tid,
+			   t->safe_entry ? "entering" : "blocked in",
+			   gs_syscall_name((unsigned)t->safe_nr, name, sizeof(name)));
+		load_in_thread(t, &th);
+	} else if (err == -EAGAIN) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, err, "the process was stopped meanwhile");
+	} else if (err == -ETIMEDOUT) {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err,
+			   "thread %d reached no safe point (a waiting syscall in libc) in time",
+			   tid);
+	} else {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err, "thread %d: %s", tid, strerror(-err));
+	}
+	remote_release(&th);
+	if (hold && res->tid == tid)
+		hold(ctx, tid, false);
+	if (th.stop_ns) {
+		res->pause_ns += th.resume_ns - th.stop_ns;
+		res->wait_ns += (th.safe_ns ?: th.resume_ns) - th.stop_ns;
+	}
+	return err == -ETIMEDOUT || err == -ESRCH ? -EAGAIN : 0;
+}
+
+static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *ctx)
+{
+	uint64_t deadline = gs_monotonic_ns() + SAFE_POINT_WAIT_NS;
+	pid_t tids[64];
+	size_t n = candidate_threads(t, tids, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		/* a blocked thread stops at once; only the last try follows a running one */
+		uint64_t until = i + 1 < n ? gs_monotonic_ns() + BLOCKED_STOP_NS : deadline;
+
+		if (try_thread(t, tids[i], until < deadline ? until : deadline, hold, ctx) !=
+		    -EAGAIN)
+			return;
+		if (gs_monotonic_ns() >= deadline)
+			return;
+	}
+}
+
+void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,
+		   struct bridge_inject_result *res)
+{
+	struct target t = {.pid = pid, .bridge = bridge, .res = res};
+	sigset_t chld, old;
+
+	memset(res, 0, sizeof(*res));
+	if (stat(bridge, &t.bridge_st)) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -errno, "%s: %s", bridge, strerror(errno));
+		return;
+	}
+	if (check_process(&t))
+		return;
+	if (proc_maps_for_each(pid, scan_mapping, &t) || !t.dlopen) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
+			   "no dlopen() in the process's libc (static, or not glibc)");
+		return;
+	}
+	if (t.late_start) {
+		set_result(res, GS_BRIDGE_LOAD_PRESENT, 0, "already loaded");
+		return;
+	}
+	/* every stop of a tracee sends SIGCHLD: remote_call.c sleeps on it */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	inject_stopping(&t, hold, ctx);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loading gpuspy's CUPTI bridge into a CUDA process that is already running (it was not
+ * started with CUDA_INJECTION64_PATH): one thread is stopped with ptrace at a syscall boundary
+ * where no loader or allocator lock can be held by it, dlopen() from the process's own libc
+ * loads the bridge and gpuspy_bridge_load_late() starts its control thread, then the thread is
+ * restored exactly and goes on (remote_call.h). CUPTI is switched on later by the bridge's own
+ * thread, once gpuspy's probe raises its gate, never in the borrowed thread.
+ */
+#ifndef GPUSPY_BRIDGE_INJECT_H
+#define GPUSPY_BRIDGE_INJECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bridge_inject_result {
+	uint32_t outcome;  /* enum gs_bridge_load_outcome (trace_format.h) */
+	int err;	   /* -errno behind a refusal or failure */
+	pid_t tid;	   /* the thread that made the call, 0 if none */
+	uint64_t pause_ns; /* how long that thread was held, from its first stop to its release */
+	uint64_t wait_ns;  /* of which spent waiting for it to reach a safe point */
+	char message[320];
+};
+
+/* Called with exempt = true just before the thread loads the bridge, and false once it is
+ * released: BPF's ld.so hold must not stop the process for a dlopen gpuspy itself makes. */
+typedef void (*bridge_inject_hold_fn)(void *ctx, pid_t tid, bool exempt);
+
+/* Loads `bridge` (a path valid in gpuspy's and, checked here, the process's filesystem) into
+ * `pid`. Everything is in *res; the process is left as it was unless the outcome is
+ * GS_BRIDGE_LOAD_INJECTED. */
+void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,
+		   struct bridge_inject_result *res);
+
+#endif /* GPUSPY_BRIDGE_INJECT_H */

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CUPTI bridge in the running CUDA processes a recording attaches to (-p targets and their
+ * descendants, every process with -a): found already loaded, loaded now (bridge_inject.h), or
+ * left out and why. Each such process gets one GS_REC_BRIDGE_LOAD record, which the gpu_mode
+ * report shows. Loading happens after the probes are attached, so the bridge's records find
+ * gpuspy listening; the CUDA library scan that follows turns the new bridge on.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "array_grow.h"
+#include "bridge_inject.h"
+#include "cli.h"
+#include "cuda_probes.h"
+#include "cupti_env.h"
+#include "recorder.h"
+#include "trace_format.h"
+#include "trace_writer.h"
+
+static int write_load(struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
+{
+	struct gs_bridge_load rec = {
+	    .hdr = {.type = GS_REC_BRIDGE_LOAD,
+		    .pid = (uint32_t)pid,
+		    .tid = (uint32_t)res->tid,
+		    .ts = gs_monotonic_ns()},
+	    .outcome = res->outcome,
+	    .err = res->err,
+	    .pause_ns = res->pause_ns,
+	    .wait_ns = res->wait_ns,
+	};
+
+	return trace_writer_append_tail(r->writer, &rec.hdr, sizeof(rec), res->message,
+					sizeof(res->message));
+}
+
+static int write_simple(struct recorder *r, pid_t pid, uint32_t outcome, const char *message)
+{
+	struct bridge_inject_result res = {.outcome = outcome};
+
+	snprintf(res.message, sizeof(res.message), "%s", message);
+	return write_load(r, pid, &res);
+}
+
+int recorder_note_unreadable(struct recorder *r, pid_t pid)
+{
+	if (pid == getpid())
+		return 0;
+	/* -a meets many such processes in containers: said once each, with -v only */
+	if (r->opts.trace_all)
+		gs_debug("pid %d: its memory maps are not readable: not probed", pid);
+	else if (!r->opts.quiet)
+		gs_warn("pid %d: cannot read its memory maps: ptrace not permitted (gpuspy lacks "
+			"CAP_SYS_PTRACE?): no CUDA, GPU or Python data, syscalls only",
+			pid);
+	return write_simple(r, pid, GS_BRIDGE_LOAD_REFUSED,
+			    "memory maps not readable (ptrace not permitted): not probed");
+}
+
+int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles)
+{
+	pid_t *slot;
+
+	if (pid == getpid() || !r->opts.cupti)
+		return 0;
+	if (roles & GS_CUDA_LIB_BRIDGE)
+		return write_simple(r, pid, GS_BRIDGE_LOAD_PRESENT,
+				    "already loaded (CUDA_INJECTION64_PATH, or an earlier attach)");
+	if (!(roles & GS_CUDA_LIB_DRIVER))
+		return 0; /* CUDA not initialised: nothing for CUPTI to record yet */
+	if (!r->opts.inject)
+		return write_simple(r, pid, GS_BRIDGE_LOAD_SKIPPED, "--no-inject");
+	slot = array_grow((void **)&r->bridge_pids, &r->nbridge_pids, &r->bridge_pids_cap,
+			  sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = pid;
+	return 0;
+}
+
+static void exempt_from_hold(void *ctx, pid_t tid, bool exempt)
+{
+	struct recorder *r = ctx;
+
+	cuda_probes_exempt_thread(r->cuda, tid, exempt);
+}
+
+static void say(const struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
+{
+	if (res->outcome == GS_BRIDGE_LOAD_INJECTED)
+		gs_debug("pid %d: CUPTI bridge loaded (thread %d paused %llu us, waited %llu us "
+			 "for a safe point): %s",
+			 pid, res->tid, (unsigned long long)(res->pause_ns / 1000),
+			 (unsigned long long)(res->wait_ns / 1000), res->message);
+	else if (!r->opts.quiet && res->err != -ESRCH)
+		gs_warn("pid %d: CUPTI bridge not loaded: %s; GPU activity from uprobes only", pid,
+			res->message);
+}
+
+static int load_one(struct recorder *r, pid_t pid, const char *bridge)
+{
+	struct bridge_inject_result res;
+	int err, roles;
+
+	bridge_inject(pid, bridge, exempt_from_hold, r, &res);
+	say(r, pid, &res);
+	err = write_load(r, pid, &res);
+	if (err || res.outcome != GS_BRIDGE_LOAD_INJECTED)
+		return err;
+	/* the new mapping: its probe raises the bridge's gate */
+	roles = cuda_probes_scan(r->cuda, pid);
+	return roles == -ENOMEM ? roles : 0;
+}
+
+int recorder_load_bridges(struct recorder *r)
+{
+	char bridge[PATH_MAX];
+	int err = 0;
+
+	if (!r->nbridge_pids)
+		return 0;
+	if (!cupti_bridge_path(bridge, sizeof(bridge))) {
+		for (size_t i = 0; i < r->nbridge_pids && !err; i++)
+			err = write_simple(r, r->bridge_pids[i], GS_BRIDGE_LOAD_SKIPPED,
+					   "gpuspy's CUPTI bridge was not found");
+		if (!r->opts.quiet)
+			gs_warn("CUPTI bridge libgpuspy_cupti.so not found next to gpuspy (or "
+				"$GPUSPY_CUPTI_BRIDGE): running CUDA processes get uprobes only");
+		return err;
+	}
+	for (size_t i = 0; i < r->nbridge_pids && !err; i++)
+		err = load_one(r, r->bridge_pids[i], bridge);
+	return err;
+}
