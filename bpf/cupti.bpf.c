@@ -48,8 +48,10 @@ int BPF_USDT(bridge_records, const void *batch, long len)
 	struct gs_gpu_batch *b;
 	__u32 zero = 0;
 
-	if (!current_is_traced())
-		return 0;
+	/* no traced-set check: the loader attaches this probe per traced process (every process
+	 * with -a), and a bridge may open its session a moment before its process enters the set
+	 * (its first batch, the ACTIVE status, tells the loader to await its flush), while its
+	 * control thread is never one of the threads --no-follow traces */
 	b = bpf_map_lookup_elem(&batch_scratch, &zero);
 	if (!b || len < (long)sizeof(*b) || len > GS_GPU_BATCH_MAX ||
 	    bpf_probe_read_user(b, len, batch)) {

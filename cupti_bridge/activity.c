@@ -171,8 +171,10 @@ enum activity_start_result activity_start(void)
 		return fail("cuptiActivityEnable", CUPTI_ERROR_NOT_SUPPORTED);
 	}
 	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
-	debug_log("pid %d: activity on:%s", (int)getpid(), list);
+	/* before the log line: gpuspy waits for a flush only from bridges it heard this from,
+	 * and a script that waits for the line must find gpuspy knowing */
 	batch_send();
+	debug_log("pid %d: activity on:%s", (int)getpid(), list);
 	return ACTIVITY_STARTED;
 }
 

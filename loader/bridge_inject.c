@@ -10,11 +10,11 @@
  * and receives, waits for children, and futex waits of the FUTEX_WAIT_BITSET kind (condition
  * variables, semaphores, joins; glibc's internal locks use plain FUTEX_WAIT) — and only when
  * that syscall instruction is in the process's libc, never in ld.so. A thread that is blocked
- * in such a call is taken at once; otherwise the main thread is followed from syscall to
- * syscall (this thread alone is slowed meanwhile) until it enters one, for at most
- * SAFE_POINT_WAIT_NS. The remaining risk is a thread that waits in a signal handler which
- * interrupted malloc: the call then times out (CALL_TIMEOUT_NS) and the thread gets its own
- * context back.
+ * in such a call is taken at once (/proc is sampled for one for SAMPLE_PHASE_NS); otherwise
+ * the main thread is followed from syscall to syscall (this thread alone is slowed
+ * meanwhile) until it enters one, for the rest of SAFE_POINT_WAIT_NS. The remaining risk is a
+ * thread that waits in a signal handler which interrupted malloc: the call then times out
+ * (CALL_TIMEOUT_NS) and the thread gets its own context back.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "bridge_inject.h"
 #include "cli.h"
@@ -38,8 +39,10 @@
 #include "syscall_names.h"
 #include "trace_format.h"
 
-#define SAFE_POINT_WAIT_NS 2000000000ull /* for some thread to reach a safe point */
+#define SAFE_POINT_WAIT_NS 2000000000ull /* for some thread to reach a safe point, in all */
 #define BLOCKED_STOP_NS	   50000000ull	 /* for a thread blocked in a syscall to stop */
+#define SAMPLE_PHASE_NS	   1500000000ull /* of it, looking for a blocked thread in /proc */
+#define SAMPLE_EVERY_NS	   500000ull
 #define CALL_TIMEOUT_NS	   5000000000ull /* for dlopen (the bridge pulls in libcupti) */
 #define LATE_START	   "gpuspy_bridge_load_late"
 #define MAX_LIBC_TEXT	   8
@@ -308,8 +311,8 @@ static bool blocked_safely(const struct target *t, pid_t tid)
 	return waiting_syscall(at.nr, at.args) && at.ip >= 2 && in_libc(t, at.ip - 2);
 }
 
-/* Threads to try, in order: those blocked at a safe point now, then the main thread. */
-static size_t candidate_threads(const struct target *t, pid_t *tids, size_t max)
+/* Threads blocked at a safe point now. */
+static size_t blocked_threads(const struct target *t, pid_t *tids, size_t max)
 {
 	char path[64];
 	struct dirent *de;
@@ -320,14 +323,13 @@ static size_t candidate_threads(const struct target *t, pid_t *tids, size_t max)
 	d = opendir(path);
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && n + 1 < max) {
+	while ((de = readdir(d)) && n < max) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 
 		if (tid > 0 && blocked_safely(t, tid))
 			tids[n++] = tid;
 	}
 	closedir(d);
-	tids[n++] = t->pid;
 	return n;
 }
 
@@ -432,28 +434,44 @@ static int try_thread(struct target *t, pid_t tid, uint64_t deadline, bridge_inj
 	if (hold && res->tid == tid)
 		hold(ctx, tid, false);
 	if (th.stop_ns) {
-		res->pause_ns += th.resume_ns - th.stop_ns;
-		res->wait_ns += (th.safe_ns ?: th.resume_ns) - th.stop_ns;
+		res->released_ns = th.resume_ns;
+		res->pause_ns = th.resume_ns - th.stop_ns;
+		res->wait_ns = (th.safe_ns ?: th.resume_ns) - th.stop_ns;
 	}
 	return err == -ETIMEDOUT || err == -ESRCH ? -EAGAIN : 0;
 }
 
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+			      .tv_nsec = (long)(ns % 1000000000ull)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* First, without stopping anything, /proc is sampled for a thread blocked at a safe point
+ * (a busy thread that syncs is, now and then); only if none shows up is the main thread
+ * followed from syscall to syscall, which slows it (a stop per syscall) and can change what
+ * it does: a sync whose kernel is already done when the slowed thread gets there no longer
+ * sleeps. */
 static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *ctx)
 {
-	uint64_t deadline = gs_monotonic_ns() + SAFE_POINT_WAIT_NS;
+	uint64_t start = gs_monotonic_ns(), deadline = start + SAFE_POINT_WAIT_NS;
+	uint64_t follow_at = start + SAMPLE_PHASE_NS;
 	pid_t tids[64];
-	size_t n = candidate_threads(t, tids, 64);
 
-	for (size_t i = 0; i < n; i++) {
-		/* a blocked thread stops at once; only the last try follows a running one */
-		uint64_t until = i + 1 < n ? gs_monotonic_ns() + BLOCKED_STOP_NS : deadline;
+	for (;;) {
+		size_t n = blocked_threads(t, tids, 64);
 
-		if (try_thread(t, tids[i], until < deadline ? until : deadline, hold, ctx) !=
-		    -EAGAIN)
-			return;
-		if (gs_monotonic_ns() >= deadline)
-			return;
+		for (size_t i = 0; i < n; i++)
+			if (try_thread(t, tids[i], gs_monotonic_ns() + BLOCKED_STOP_NS, hold,
+				       ctx) != -EAGAIN)
+				return;
+		if (gs_monotonic_ns() >= follow_at)
+			break;
+		sleep_ns(SAMPLE_EVERY_NS);
 	}
+	try_thread(t, t->pid, deadline, hold, ctx);
 }
 
 void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,

@@ -20,6 +20,7 @@ struct bridge_inject_result {
 	pid_t tid;	   /* the thread that made the call, 0 if none */
 	uint64_t pause_ns; /* how long that thread was held, from its first stop to its release */
 	uint64_t wait_ns;  /* of which spent waiting for it to reach a safe point */
+	uint64_t released_ns; /* when it was let go (CLOCK_MONOTONIC), 0 if never stopped */
 	char message[320];
 };
 

@@ -354,10 +354,24 @@ static int on_mapping(void *ctx, const struct proc_mapping *m)
 	return report_lib(cp, c->pid, m, idx);
 }
 
+/* Libraries are opened through /proc/PID/root, which needs ptrace access even where the maps
+ * file is readable (no CAP_SYS_PTRACE against a process with more capabilities). */
+static bool root_refused(pid_t pid)
+{
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%d/root/", pid);
+	return access(root, X_OK) && (errno == EACCES || errno == EPERM);
+}
+
 int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
 {
 	struct scan_ctx c = {.cp = cp, .pid = pid};
-	int err = cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
+	int err;
+
+	if (!cp->detached && root_refused(pid))
+		return -EACCES;
+	err = cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
 
 	return err ? err : (int)c.roles;
 }

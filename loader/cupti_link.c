@@ -22,6 +22,7 @@ struct bridge_proc {
 	uint64_t last_seq;
 	bool active;  /* said GS_BRIDGE_ACTIVE and not GS_BRIDGE_INACTIVE since */
 	bool flushed; /* answered the current flush request */
+	bool started; /* gpuspy started its bridge (loaded on attach): it answers a flush */
 };
 
 /* One attachment to a bridge: a file, in one process or (pid -1) in all. */
@@ -193,13 +194,25 @@ int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch)
 	return write_records(cl, p, b);
 }
 
+int cupti_link_expect(struct cupti_link *cl, pid_t pid)
+{
+	struct bridge_proc *p = cl ? bridge_proc(cl, (uint32_t)pid) : NULL;
+
+	if (!cl)
+		return 0;
+	if (!p)
+		return -ENOMEM;
+	p->started = true;
+	return 0;
+}
+
 static bool all_flushed(const struct cupti_link *cl)
 {
 	for (size_t i = 0; i < cl->nprocs; i++) {
 		const struct bridge_proc *p = &cl->procs[i];
 
 		/* a process that exited has nothing more to send */
-		if (p->active && !p->flushed && !kill((pid_t)p->pid, 0))
+		if ((p->active || p->started) && !p->flushed && !kill((pid_t)p->pid, 0))
 			return false;
 	}
 	return true;

@@ -29,6 +29,9 @@ bool cupti_link_is_bridge(const char *host_path);
  * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
 /* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
+/* gpuspy itself started the bridge in `pid` (bridge_inject.h): its flush answer is awaited
+ * even if its ACTIVE status has not arrived yet. 0 or -ENOMEM. */
+int cupti_link_expect(struct cupti_link *cl, pid_t pid);
 int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
 /* Asks every bridge to deliver all it holds and waits (polling) until each active one has
  * said so, or `timeout_ms` passed. */

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cuda_probes.h"
 #include "cupti_env.h"
+#include "cupti_link.h"
 #include "recorder.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -27,7 +28,7 @@ static int write_load(struct recorder *r, pid_t pid, const struct bridge_inject_
 	    .hdr = {.type = GS_REC_BRIDGE_LOAD,
 		    .pid = (uint32_t)pid,
 		    .tid = (uint32_t)res->tid,
-		    .ts = gs_monotonic_ns()},
+		    .ts = res->released_ns ?: gs_monotonic_ns()},
 	    .outcome = res->outcome,
 	    .err = res->err,
 	    .pause_ns = res->pause_ns,
@@ -52,13 +53,14 @@ int recorder_note_unreadable(struct recorder *r, pid_t pid)
 		return 0;
 	/* -a meets many such processes in containers: said once each, with -v only */
 	if (r->opts.trace_all)
-		gs_debug("pid %d: its memory maps are not readable: not probed", pid);
+		gs_debug("pid %d: ptrace access refused: not probed", pid);
 	else if (!r->opts.quiet)
-		gs_warn("pid %d: cannot read its memory maps: ptrace not permitted (gpuspy lacks "
-			"CAP_SYS_PTRACE?): no CUDA, GPU or Python data, syscalls only",
-			pid);
+		gs_warn(
+		    "pid %d: ptrace not permitted (gpuspy lacks CAP_SYS_PTRACE?): its libraries "
+		    "and memory cannot be read, so no CUDA, GPU or Python data, syscalls only",
+		    pid);
 	return write_simple(r, pid, GS_BRIDGE_LOAD_REFUSED,
-			    "memory maps not readable (ptrace not permitted): not probed");
+			    "ptrace not permitted: libraries and memory not readable, not probed");
 }
 
 int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles)
@@ -113,7 +115,9 @@ static int load_one(struct recorder *r, pid_t pid, const char *bridge)
 		return err;
 	/* the new mapping: its probe raises the bridge's gate */
 	roles = cuda_probes_scan(r->cuda, pid);
-	return roles == -ENOMEM ? roles : 0;
+	if (roles == -ENOMEM)
+		return roles;
+	return cupti_link_expect(r->cupti, pid);
 }
 
 int recorder_load_bridges(struct recorder *r)

@@ -118,23 +118,32 @@ static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const cha
 	fputs("}}", c->out);
 }
 
-/* The pause gpuspy itself caused when it loaded the CUPTI bridge through this thread. */
+/* The pause gpuspy itself caused when it loaded the CUPTI bridge through this thread: an async
+ * pair, since the thread's own off-CPU spans (its stops) fall inside it. */
+static void bridge_load_event(struct chrome_ctx *c, const struct gs_bridge_load *l, const char *ph,
+			      uint64_t ts)
+{
+	chrome_begin_event(c);
+	fprintf(c->out,
+		"{\"ph\": \"%s\", \"cat\": \"gpuspy\", \"name\": \"gpuspy: CUPTI bridge "
+		"loaded\", \"id\": %u, \"pid\": %u, \"tid\": %u, ",
+		ph, l->hdr.tid, l->hdr.pid, l->hdr.tid);
+	chrome_print_us(c->out, "ts", chrome_rel(c, ts));
+}
+
 static void emit_bridge_load(struct chrome_ctx *c, const struct gs_bridge_load *l)
 {
 	if (l->outcome != GS_BRIDGE_LOAD_INJECTED || !l->hdr.tid || l->pause_ns > l->hdr.ts)
 		return;
-	chrome_begin_event(c);
+	bridge_load_event(c, l, "b", l->hdr.ts - l->pause_ns);
 	fprintf(c->out,
-		"{\"ph\": \"X\", \"cat\": \"gpuspy\", \"name\": \"gpuspy: CUPTI bridge "
-		"loaded\", \"pid\": %u, \"tid\": %u, ",
-		l->hdr.pid, l->hdr.tid);
-	chrome_print_us(c->out, "ts", chrome_rel(c, l->hdr.ts - l->pause_ns));
-	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", l->pause_ns);
-	fputs(", \"args\": {\"waited_for_safe_point_ns\": ", c->out);
-	fprintf(c->out, "%llu, \"how\": ", (unsigned long long)l->wait_ns);
+		", \"args\": {\"pause_ns\": %llu, \"waited_for_safe_point_ns\": %llu, "
+		"\"how\": ",
+		(unsigned long long)l->pause_ns, (unsigned long long)l->wait_ns);
 	json_print_string(c->out, l->message);
 	fputs("}}", c->out);
+	bridge_load_event(c, l, "e", l->hdr.ts);
+	fputs("}", c->out);
 }
 
 static int emit_record(struct chrome_ctx *c, const struct gs_hdr *h)
