@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "elf_symbols.h"
 #include "proc_maps.h"
+#include "procfs.h"
 #include "remote_call.h"
 #include "syscall_names.h"
 #include "trace_format.h"
@@ -59,9 +60,10 @@ struct target {
 	uint64_t dlopen, dlerror; /* run-time addresses, 0 if not found */
 	struct range libc_text[MAX_LIBC_TEXT];
 	size_t nlibc_text;
-	uint64_t late_start; /* the bridge's entry, once it is mapped */
-	long safe_nr;	     /* the syscall of the safe point last accepted */
-	bool safe_entry;     /* ... at its entry (else blocked in it) */
+	uint64_t late_start_off; /* file offset of the bridge's entry */
+	uint64_t late_start;	 /* its run-time address, once the bridge is mapped */
+	long safe_nr;		 /* the syscall of the safe point last accepted */
+	bool safe_entry;	 /* ... at its entry (else blocked in it) */
 	struct bridge_inject_result *res;
 };
 
@@ -120,44 +122,31 @@ static void note_libc(struct target *t, const struct proc_mapping *m)
 		t->dlerror = runtime_address(m, off[1]);
 }
 
-static int scan_mapping(void *ctx, const struct proc_mapping *m)
+static bool is_bridge(const struct target *t, const struct proc_mapping *m)
+{
+	return m->exec && m->dev == t->bridge_st.st_dev && m->ino == t->bridge_st.st_ino;
+}
+
+/* After the dlopen: where the bridge's entry is. */
+static int find_late_start(void *ctx, const struct proc_mapping *m)
 {
 	struct target *t = ctx;
-	uint64_t off[1] = {0};
-	static const char *const late[] = {LATE_START};
 
-	if (!m->exec)
-		return 0;
-	if (m->dev == t->bridge_st.st_dev && m->ino == t->bridge_st.st_ino) {
-		if (elf_find_functions(t->bridge, late, 1, false, off) > 0 && !t->late_start)
-			t->late_start = runtime_address(m, off[0]);
-		return 0;
-	}
-	if (is_libc(base_name(m->path)))
-		note_libc(t, m);
+	if (is_bridge(t, m) && !t->late_start)
+		t->late_start = runtime_address(m, t->late_start_off);
 	return 0;
 }
 
-/* A line of /proc/PID/status, as a number ("TracerPid:") or its first character ("State:"). */
-static bool status_field(pid_t pid, const char *key, char *value, size_t len)
+/* Before stopping anything: libc's text and functions, and a bridge already loaded. */
+static int scan_mapping(void *ctx, const struct proc_mapping *m)
 {
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	bool found = false;
-	FILE *f;
+	struct target *t = ctx;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen)) {
-			snprintf(value, len, "%s", line + klen + strspn(line + klen, " \t"));
-			value[strcspn(value, "\n")] = '\0';
-			found = true;
-		}
-	fclose(f);
-	return found;
+	if (is_bridge(t, m))
+		return find_late_start(ctx, m);
+	if (m->exec && is_libc(base_name(m->path)))
+		note_libc(t, m);
+	return 0;
 }
 
 /* The value of `name` in the process's initial environment, "" if unset. */
@@ -189,22 +178,24 @@ static void environ_value(pid_t pid, const char *name, char *out, size_t len)
 static int check_process(struct target *t)
 {
 	struct bridge_inject_result *res = t->res;
-	char value[PATH_MAX], seen[PATH_MAX + 32];
+	char value[PATH_MAX], seen[PATH_MAX + 32], dir[16];
 	struct stat st;
+	pid_t tracer;
 
-	if (status_field(t->pid, "State:", value, sizeof(value)) &&
+	snprintf(dir, sizeof(dir), "%d", t->pid);
+	if (procfs_status_text(dir, "State", value, sizeof(value)) &&
 	    (value[0] == 'T' || value[0] == 't')) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process is stopped");
 		return -1;
 	}
-	if (status_field(t->pid, "TracerPid:", value, sizeof(value)) && atoi(value)) {
+	tracer = (pid_t)procfs_status_field(dir, "TracerPid", 10);
+	if (tracer) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EBUSY,
-			   "already traced by pid %s (a debugger?)", value);
+			   "already traced by pid %d (a debugger?)", tracer);
 		return -1;
 	}
 	/* a fault at address 0 ends each call: the kernel would reset an ignored SIGSEGV */
-	if (status_field(t->pid, "SigIgn:", value, sizeof(value)) &&
-	    (strtoull(value, NULL, 16) & (1ull << (SIGSEGV - 1)))) {
+	if (procfs_status_field(dir, "SigIgn", 16) & (1ull << (SIGSEGV - 1))) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process ignores SIGSEGV");
 		return -1;
 	}
@@ -272,11 +263,17 @@ static bool waiting_syscall(long nr, const uint64_t *args)
 	}
 }
 
+/* A waiting syscall whose `syscall` instruction (2 bytes before `ip`) is libc's. */
+static bool at_safe_syscall(const struct target *t, const struct remote_stop *at)
+{
+	return waiting_syscall(at->nr, at->args) && at->ip >= 2 && in_libc(t, at->ip - 2);
+}
+
 static bool safe_point(void *ctx, const struct remote_stop *at)
 {
 	struct target *t = ctx;
 
-	if (!waiting_syscall(at->nr, at->args) || at->ip < 2 || !in_libc(t, at->ip - 2))
+	if (!at_safe_syscall(t, at))
 		return false;
 	t->safe_nr = at->nr;
 	t->safe_entry = at->entry;
@@ -308,7 +305,7 @@ static bool blocked_safely(const struct target *t, pid_t tid)
 	for (int i = 0; i < 6; i++)
 		at.args[i] = a[i];
 	at.ip = pc;
-	return waiting_syscall(at.nr, at.args) && at.ip >= 2 && in_libc(t, at.ip - 2);
+	return at_safe_syscall(t, &at);
 }
 
 /* Threads blocked at a safe point now. */
@@ -377,10 +374,10 @@ static void load_in_thread(struct target *t, struct remote_thread *th)
 			   strerror(-err));
 		return;
 	}
-	proc_maps_for_each(t->pid, scan_mapping, t);
+	proc_maps_for_each(t->pid, find_late_start, t);
 	if (!t->late_start) {
 		set_result(res, GS_BRIDGE_LOAD_FAILED, -ENOENT,
-			   "the loaded bridge has no " LATE_START "()");
+			   "the loaded bridge is not in the process's maps");
 		return;
 	}
 	memset(args, 0, sizeof(args));
@@ -477,12 +474,18 @@ static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *
 void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,
 		   struct bridge_inject_result *res)
 {
+	static const char *const late[] = {LATE_START};
 	struct target t = {.pid = pid, .bridge = bridge, .res = res};
 	sigset_t chld, old;
 
 	memset(res, 0, sizeof(*res));
 	if (stat(bridge, &t.bridge_st)) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -errno, "%s: %s", bridge, strerror(errno));
+		return;
+	}
+	if (elf_find_functions(bridge, late, 1, false, &t.late_start_off) <= 0) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT, "%s has no " LATE_START "()",
+			   bridge);
 		return;
 	}
 	if (check_process(&t))

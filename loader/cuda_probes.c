@@ -369,10 +369,11 @@ int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
 	struct scan_ctx c = {.cp = cp, .pid = pid};
 	int err;
 
-	if (!cp->detached && root_refused(pid))
+	if (cp->detached)
+		return 0;
+	if (root_refused(pid))
 		return -EACCES;
-	err = cp->detached ? 0 : proc_maps_for_each(pid, on_mapping, &c);
-
+	err = proc_maps_for_each(pid, on_mapping, &c);
 	return err ? err : (int)c.roles;
 }
 

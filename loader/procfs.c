@@ -149,25 +149,36 @@ int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx)
 	return ret;
 }
 
-unsigned long long procfs_status_field(const char *proc_dir, const char *key, int base)
+bool procfs_status_text(const char *proc_dir, const char *key, char *buf, size_t len)
 {
 	char path[64], line[256];
-	unsigned long long value = 0;
 	size_t keylen = strlen(key);
+	bool found = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%s/status", proc_dir);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *value = line + keylen + 1;
+
 		if (strncmp(line, key, keylen) || line[keylen] != ':')
 			continue;
-		value = strtoull(line + keylen + 1, NULL, base);
-		break;
+		value += strspn(value, " \t");
+		snprintf(buf, len, "%.*s", (int)strcspn(value, "\n"), value);
+		found = true;
 	}
 	fclose(f);
-	return value;
+	return found;
+}
+
+unsigned long long procfs_status_field(const char *proc_dir, const char *key, int base)
+{
+	char value[128];
+
+	return procfs_status_text(proc_dir, key, value, sizeof(value)) ? strtoull(value, NULL, base)
+								       : 0;
 }
 
 pid_t procfs_tgid_of(pid_t pid)

@@ -3,6 +3,7 @@
 #ifndef GPUSPY_PROCFS_H
 #define GPUSPY_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,6 +17,9 @@ int procfs_for_each_process(procfs_pid_fn fn, void *ctx);
 /* Calls fn for every live descendant of `pid` (children, grandchildren, ...). */
 int procfs_for_each_descendant(pid_t pid, procfs_pid_fn fn, void *ctx);
 
+/* A field of /proc/<proc_dir>/status ("self" or a pid) as text, leading blanks and the newline
+ * removed ("T (stopped)" for "State"): false when missing. */
+bool procfs_status_text(const char *proc_dir, const char *key, char *buf, size_t len);
 /* A numeric field of /proc/<proc_dir>/status ("self" or a pid), parsed in `base`; 0 when
  * missing. */
 unsigned long long procfs_status_field(const char *proc_dir, const char *key, int base);

@@ -24,18 +24,12 @@ static const struct table_col cols[] = {
     {"Message", "message", COL_STR},
 };
 
-static bool bridge_mapped(const struct trace_model *m, uint32_t pid)
+/* Whether one of the first `nlibs` CUDA libraries found was found in `pid` (and has one of
+ * `roles`, unless 0). */
+static bool found_in(const struct trace_model *m, size_t nlibs, uint32_t pid, uint32_t roles)
 {
-	for (size_t i = 0; i < m->cuda.nlibs; i++)
-		if (m->cuda.libs[i].pid == pid && (m->cuda.libs[i].roles & GS_CUDA_LIB_BRIDGE))
-			return true;
-	return false;
-}
-
-static bool cuda_mapped(const struct trace_model *m, uint32_t pid)
-{
-	for (size_t i = 0; i < m->cuda.nlibs; i++)
-		if (m->cuda.libs[i].pid == pid)
+	for (size_t i = 0; i < nlibs; i++)
+		if (m->cuda.libs[i].pid == pid && (!roles || (m->cuda.libs[i].roles & roles)))
 			return true;
 	return false;
 }
@@ -64,14 +58,15 @@ static const char *mode(const struct trace_model *m, uint32_t pid, const struct 
 	if (p && (p->ops || p->apis))
 		return "cupti";
 	if (not_loaded(p) && !p->seen && p->load_outcome == GS_BRIDGE_LOAD_REFUSED)
-		return bridge_mapped(m, pid) || cuda_mapped(m, pid)
+		return found_in(m, m->cuda.nlibs, pid, 0)
 			   ? "uprobes-only (bridge not loaded: ptrace not permitted)"
 			   : "not probed (ptrace not permitted)";
 	if (not_loaded(p) && !p->seen)
 		return "uprobes-only (bridge not loaded)";
 	if (!p || !p->seen)
-		return bridge_mapped(m, pid) ? "uprobes-only (bridge loaded, never reported)"
-					     : "uprobes-only (no bridge loaded)";
+		return found_in(m, m->cuda.nlibs, pid, GS_CUDA_LIB_BRIDGE)
+			   ? "uprobes-only (bridge loaded, never reported)"
+			   : "uprobes-only (no bridge loaded)";
 	/* NVTX_INJECTION64_PATH loads the bridge into processes that never use CUDA too */
 	if (p->seen & (1u << GS_BRIDGE_ACTIVE))
 		return "cupti (no CUDA activity recorded)";
@@ -114,24 +109,17 @@ static int add_row(const struct trace_model *m, struct table *t, uint32_t pid)
 	return 0;
 }
 
-/* A process a CUDA library was found in, or the bridge reported on, once each. */
-static bool listed_before(const struct trace_model *m, size_t lib, uint32_t pid)
-{
-	for (size_t i = 0; i < lib; i++)
-		if (m->cuda.libs[i].pid == pid)
-			return true;
-	return false;
-}
-
+/* Each process once: those a CUDA library was found in, then those only the bridge (or gpuspy's
+ * attempt to load it) reported on. */
 static int build(const struct trace_model *m, struct table *t)
 {
 	for (size_t i = 0; i < m->cuda.nlibs; i++)
-		if (!listed_before(m, i, m->cuda.libs[i].pid) && add_row(m, t, m->cuda.libs[i].pid))
+		if (!found_in(m, i, m->cuda.libs[i].pid, 0) && add_row(m, t, m->cuda.libs[i].pid))
 			return -1;
 	for (size_t i = 0; i < m->gpu.nprocs; i++) {
 		uint32_t pid = m->gpu.procs[i].pid;
 
-		if (!listed_before(m, m->cuda.nlibs, pid) && add_row(m, t, pid))
+		if (!found_in(m, m->cuda.nlibs, pid, 0) && add_row(m, t, pid))
 			return -1;
 	}
 	return 0;

@@ -49,18 +49,6 @@ record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
 	[[ "$output" == *"gpu unmatched: 0 gpu records without api record, 0 api records without uprobe span, 0 launches without gpu record"* ]]
 }
 
-# Waits up to 10 s for N lines matching a pattern in a file.
-wait_for_count() { # FILE PATTERN N
-	local i
-	for i in $(seq 100); do
-		[ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for $3 x '$2' in $1:" >&2
-	cat "$1" >&2
-	return 1
-}
-
 @test "nvcc program with streams: every kernel once with its name, shape, simulated duration and one flow from its launch" {
 	record_and_check_gpu streams _Z11spin_kernelx=20000000 -- "$TGT/streams_events"
 	"$GPUSPY" report "$WORK/streams.gpuspy" --report cuda_gpu_kern_sum --format json |

@@ -59,3 +59,15 @@ spans_of() { # TRACE SYSCALL
 	"$GPUSPY" export "$1" -o - |
 		jq --arg name "$2" '[.traceEvents[] | select(.cat == "os_runtime" and .name == $name)] | length'
 }
+
+# Waits up to 10 s for N lines matching a pattern in a file.
+wait_for_count() { # FILE PATTERN N
+	local i
+	for i in $(seq 100); do
+		[ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for $3 x '$2' in $1:" >&2
+	cat "$1" >&2
+	return 1
+}

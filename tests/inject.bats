@@ -66,18 +66,6 @@ start_target() { # TAG FD COMMAND...
 	wait_for_file "$WORK/$tag.ready"
 }
 
-# Waits up to 10 s for N lines matching a pattern in a file.
-wait_for_count() { # FILE PATTERN N
-	local i
-	for i in $(seq 100); do
-		[ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for $3 x '$2' in $1:" >&2
-	tail -n 20 "$1" >&2
-	return 1
-}
-
 count_of() { # FILE PATTERN
 	grep -c -- "$2" "$1" 2>/dev/null || true
 }
