@@ -8,14 +8,14 @@ BPFTOOL    ?= bpftool
 ARCH       := x86
 VERSION    := 0.1.0
 
-DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev \
+DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch
 
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
 	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
-LDLIBS  := -lbpf -lelf -lz -lm -lstdc++
+LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
@@ -114,7 +114,7 @@ $(BUILD)/bench/%: bench/%.c
 $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
-		-fsanitize=fuzzer,address,undefined $^ -lz -lm -lstdc++ -o $@
+		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
 
 # the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
 include tests/fakecuda/fakecuda.mk

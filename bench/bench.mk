@@ -1,8 +1,10 @@
 # Benchmark tools that need BPF, included from the top-level Makefile after its variables and
 # pattern rules. bench/run.sh and bench/cuda_bench.sh use them.
 #
-#   $(BUILD)/bench/empty_probes   empty entry + return uprobes on the CUDA API (the floor that
-#                                 gpuspy's CUDA tracing cost is measured against)
+#   $(BUILD)/bench/empty_probes   empty BPF programs where gpuspy attaches its own: entry + return
+#                                 uprobes on the CUDA API, session uprobes on PyTorch operators,
+#                                 tp_btf sys_enter/sys_exit, tp_btf sched_switch (the floors that
+#                                 bench/run.sh's table measures gpuspy against)
 #   $(BUILD)/bench/idle_thread_inject.so   the CUPTI bridge's untraced-cost baseline
 #   $(BUILD)/bench/py_stack_cost  an empty uprobe or gpuspy's Python stack walker on one hook
 #                                 (bench/py_stack_cost.sh, run by bench/ops_bench.sh)
@@ -28,8 +30,8 @@ $(BUILD)/empty_probes.skel.h: $(BUILD)/bench/empty_probes.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_probes_bpf > $@
 
-# attached like gpuspy's own probes: the same ELF lookup and uprobe_multi links
-$(BUILD)/bench/empty_probes: bench/empty_probes.c loader/elf_symbols.c loader/uprobe_multi.c \
+# attached like gpuspy's own probes: the same ELF and operator lookups and uprobe_multi links
+$(BUILD)/bench/empty_probes: bench/empty_probes.c loader/elf_symbols.c loader/uprobe_multi.c loader/op_symbols.c \
 		$(BUILD)/empty_probes.skel.h loader/cuda_probe_list.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@

@@ -19,23 +19,14 @@ bench=$build/targets/cuda/launch_bench
 floor=$build/bench/empty_probes
 libs=$build/fakecuda
 work=$(mktemp -d)
-probes=
+bench_name=cuda_bench
+. "$(dirname "$0")/lib.sh"
 
-fail() {
-	echo "cuda_bench: $*" >&2
-	exit 1
-}
+fail() { bench_fail "$@"; }
 
-# Detaching is slow (each uprobe waits for an RCU grace period: seconds for ~100 probes), so the
-# floor is attached once for all its repeats, and stopped on every exit path.
-stop_floor() {
-	if [ -n "${floor_pid:-}" ]; then
-		kill -TERM "$floor_pid" 2> /dev/null || true
-		wait "$floor_pid" || echo "cuda_bench: empty_probes exited with status $?" >&2
-		floor_pid=
-	fi
-}
-trap 'stop_floor; rm -rf "$work"' EXIT
+# The floor (lib.sh's floor_start) is attached once for all its repeats, and stopped on every
+# exit path (bench_cleanup).
+trap bench_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -48,8 +39,6 @@ done
 for f in "$libs/libcudart.so.13" "$libs/libcuda.so.1"; do
 	[ -f "$f" ] || fail "$f not found: run make fakecuda"
 done
-
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
 # best (lowest) ns/launch over the repeats of a command line; empty if any run fails
 best_ns() {
@@ -81,17 +70,8 @@ plain=$(best_ns workload)
 [ -n "$plain" ] || fail "the untraced workload failed"
 
 # (b) the floor: empty programs on entry and return of every probed function of both libraries
-"$floor" "$libs/libcudart.so.13" "$libs/libcuda.so.1" 2> "$work/floor.err" &
-floor_pid=$!
-while ! grep -q attached "$work/floor.err"; do
-	if ! kill -0 "$floor_pid" 2> /dev/null; then
-		wait "$floor_pid" || true
-		floor_pid=
-		fail "empty_probes did not attach: $(tail -1 "$work/floor.err")"
-	fi
-	sleep 0.01
-done
-probes=$(sed -n 's/.*attached \([0-9]*\) probes.*/\1/p' "$work/floor.err")
+floor_start "$libs/libcudart.so.13" "$libs/libcuda.so.1"
+probes=$floor_probes
 empty=$(best_ns workload)
 # (d) the floor under gpuspy's syscall tracing (--no-cuda): every uretprobe returns through a
 # syscall (Linux 6.11+), which gpuspy's syscall tracepoints see, so this is the floor that
@@ -99,7 +79,7 @@ empty=$(best_ns workload)
 floor_osrt=
 [ -x "$gpuspy" ] && floor_osrt=$(best_ns "$gpuspy" record -q -f --no-cuda -o "$work/d.gpuspy" -- \
 	env LD_LIBRARY_PATH="$libs" "$bench" "$launches")
-stop_floor
+floor_stop
 [ -n "$empty" ] || fail "the workload failed under empty_probes"
 
 # (c) gpuspy

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * The floor for CUDA API tracing benchmarks: attaches an empty BPF program as an entry uprobe
- * and another as a return uprobe to every function of loader/cuda_probe_list.h that each given
- * library defines, in every process (pid -1), and holds them until SIGINT or SIGTERM.
- * usage: empty_probes [-v] LIB [LIB...]
+ * Benchmark floors: empty BPF programs attached where gpuspy attaches its own, held until SIGINT
+ * or SIGTERM. One mode per run:
+ *   empty_probes [-v] LIB [LIB...]      an entry and a return uprobe on every function of
+ *                                       loader/cuda_probe_list.h that each library defines, in
+ *                                       every process (pid -1): the CUDA API floor
+ *   empty_probes [-v] --ops LIB [...]   a uprobe session program (entry and return) on every
+ *                                       at::_ops::<op>::call the libraries define, found as
+ *                                       gpuspy finds them: the PyTorch operator floor
+ *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
+ *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
  *
- * Prints "empty_probes: attached N probes" (N counts entry and return probes separately) on
- * stderr once every probe is live; bench/cuda_bench.sh waits for that line.
+ * Prints "empty_probes: attached N probes" (N counts entry and return probes, or tracepoint
+ * programs, separately) on stderr once every probe is live; the bench scripts wait for that line.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <getopt.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "elf_symbols.h"
 #include "empty_probes.skel.h"
+#include "op_symbols.h"
 #include "uprobe_multi.h"
 
 #define BENCH_TOOL_NAME "empty_probes"
@@ -71,6 +79,51 @@ static int attach_library(struct empty_probes_bpf *skel, const char *path, int *
 	return 0;
 }
 
+/* The empty session program on every PyTorch operator `path` defines (none: nothing attached),
+ * one link, as loader/op_probes.c attaches gpuspy's op_call. */
+static int attach_ops_library(struct empty_probes_bpf *skel, const char *path, int *fds,
+			      size_t *nfds, size_t *nprobes)
+{
+	struct op_symbol *syms = NULL;
+	uint64_t *offsets = NULL, *cookies = NULL;
+	size_t n = 0, k;
+	int err = op_symbols_read(path, &syms, &n), fd;
+
+	if (err < 0) {
+		error("cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (!n) {
+		if (verbose)
+			error("skipped %s: no PyTorch operators", path);
+		return 0;
+	}
+	offsets = calloc(n, sizeof(*offsets));
+	cookies = calloc(n, sizeof(*cookies));
+	if (!offsets || !cookies) {
+		err = -ENOMEM;
+		error("out of memory");
+		goto out;
+	}
+	for (k = 0; k < n; k++)
+		offsets[k] = syms[k].offset;
+	fd = uprobe_session_attach(bpf_program__fd(skel->progs.empty_session), path, offsets,
+				   cookies, (uint32_t)n);
+	if (fd < 0) {
+		err = fd;
+		error("cannot attach session probes in %s: %s", path, strerror(-fd));
+		goto out;
+	}
+	fds[(*nfds)++] = fd;
+	*nprobes += 2 * n;
+	err = 0;
+out:
+	free(offsets);
+	free(cookies);
+	op_symbols_free(syms, n);
+	return err;
+}
+
 /* Two paths to one file (a symlink, a repeat) would stack two probes on each function. */
 static bool seen_before(char **paths, int first, int i)
 {
@@ -85,24 +138,102 @@ static bool seen_before(char **paths, int first, int i)
 	return false;
 }
 
+enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
+
+#define USAGE "usage: empty_probes [-v] [--ops] LIB [LIB...] | [-v] --syscalls | [-v] --sched"
+
+/* Only the mode's programs are loaded: the others would need their attach types set up. */
+static void select_programs(struct empty_probes_bpf *skel, enum mode mode)
+{
+	struct {
+		struct bpf_program *prog;
+		bool on;
+	} progs[] = {
+	    {skel->progs.empty_entry, mode == MODE_CUDA},
+	    {skel->progs.empty_return, mode == MODE_CUDA},
+	    {skel->progs.empty_session, mode == MODE_OPS},
+	    {skel->progs.empty_sys_enter, mode == MODE_SYSCALLS},
+	    {skel->progs.empty_sys_exit, mode == MODE_SYSCALLS},
+	    {skel->progs.empty_sched_switch, mode == MODE_SCHED},
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_autoload(progs[i].prog, progs[i].on);
+	bpf_program__set_expected_attach_type(skel->progs.empty_entry, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.empty_return, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.empty_session,
+					      GS_BPF_TRACE_UPROBE_SESSION);
+}
+
+/* tp_btf programs: attached by their section name; the links go to links[]. */
+static int attach_tracepoints(struct empty_probes_bpf *skel, enum mode mode,
+			      struct bpf_link **links, size_t *nlinks, size_t *nprobes)
+{
+	struct bpf_program *progs[2];
+	size_t n = 0;
+
+	if (mode == MODE_SYSCALLS) {
+		progs[n++] = skel->progs.empty_sys_enter;
+		progs[n++] = skel->progs.empty_sys_exit;
+	} else {
+		progs[n++] = skel->progs.empty_sched_switch;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_link *link = bpf_program__attach(progs[i]);
+
+		if (!link) {
+			int err = -errno;
+
+			error("cannot attach %s: %s", bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+		links[(*nlinks)++] = link;
+		(*nprobes)++;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	    {"ops", no_argument, NULL, 'o'},
+	    {"syscalls", no_argument, NULL, 's'},
+	    {"sched", no_argument, NULL, 'S'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {NULL, 0, NULL, 0},
+	};
 	struct empty_probes_bpf *skel = NULL;
+	struct bpf_link *links[2] = {NULL, NULL};
 	int *fds = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigset_t block, old;
-	size_t nfds = 0, nprobes = 0, i;
+	size_t nfds = 0, nlinks = 0, nprobes = 0, i;
+	enum mode mode = MODE_CUDA;
 	int opt, lib, err = 0;
+	bool tracepoints;
 
-	while ((opt = getopt(argc, argv, "v")) != -1) {
-		if (opt != 'v') {
-			error("usage: empty_probes [-v] LIB [LIB...]");
+	while ((opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = true;
+			break;
+		case 'o':
+			mode = MODE_OPS;
+			break;
+		case 's':
+			mode = MODE_SYSCALLS;
+			break;
+		case 'S':
+			mode = MODE_SCHED;
+			break;
+		default:
+			error(USAGE);
 			return 1;
 		}
-		verbose = true;
 	}
-	if (optind >= argc) {
-		error("usage: empty_probes [-v] LIB [LIB...]");
+	tracepoints = mode == MODE_SYSCALLS || mode == MODE_SCHED;
+	if (tracepoints != (optind >= argc)) {
+		error(USAGE);
 		return 1;
 	}
 	libbpf_set_print(libbpf_print);
@@ -115,7 +246,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	fds = calloc((size_t)(argc - optind) * 2, sizeof(*fds));
+	fds = calloc((size_t)(argc - optind) * 2 + 1, sizeof(*fds));
 	if (!fds) {
 		err = -ENOMEM;
 		error("out of memory");
@@ -127,12 +258,16 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	bpf_program__set_expected_attach_type(skel->progs.empty_entry, GS_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(skel->progs.empty_return, GS_BPF_TRACE_UPROBE_MULTI);
+	select_programs(skel, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {
 		error("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
+	}
+	if (tracepoints) {
+		err = attach_tracepoints(skel, mode, links, &nlinks, &nprobes);
+		if (err)
+			goto cleanup;
 	}
 	for (lib = optind; lib < argc; lib++) {
 		if (seen_before(argv, optind, lib)) {
@@ -140,7 +275,10 @@ int main(int argc, char **argv)
 				error("skipped %s: same file as an earlier argument", argv[lib]);
 			continue;
 		}
-		err = attach_library(skel, argv[lib], fds, &nfds, &nprobes);
+		if (mode == MODE_OPS)
+			err = attach_ops_library(skel, argv[lib], fds, &nfds, &nprobes);
+		else
+			err = attach_library(skel, argv[lib], fds, &nfds, &nprobes);
 		if (err)
 			goto cleanup;
 	}
@@ -150,6 +288,8 @@ int main(int argc, char **argv)
 		sigsuspend(&old);
 
 cleanup:
+	for (i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	free(fds);

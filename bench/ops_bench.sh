@@ -3,7 +3,8 @@
 # (bench/torch_loop.py: a CNN, fixed seed, ITERS timed iterations after a warm-up), in one run:
 #  (a) loop slowdown, median time per iteration: untraced; `gpuspy record -p` attached (ops and
 #      Python stacks on, the default); gpuspy --no-python; gpuspy --no-python --no-ops (what
-#      gpuspy costs without either: syscalls, scheduling); torch.profiler(activities=[CPU])
+#      gpuspy costs without either: syscalls, scheduling); the floor, an empty uprobe session
+#      program on the same operators (bench/empty_probes --ops); torch.profiler(activities=[CPU])
 #      around the loop;
 #  (b) time until each has its operator table: torch.profiler from the loop's end to
 #      key_averages().table() printed; gpuspy from its stop signal to `gpuspy report --report
@@ -24,51 +25,24 @@ py=${PYTHON:-/usr/bin/python3.11}
 gpuspy=$build/gpuspy
 loop=$(dirname "$0")/torch_loop.py
 work=$(mktemp -d)
-loop_pid=
-rec_pid=
-cleanup() {
-	for p in $rec_pid $loop_pid; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+bench_name=ops_bench
+. "$(dirname "$0")/lib.sh"
+trap bench_cleanup EXIT
 
 [ -x "$gpuspy" ] || { echo "ops_bench: $gpuspy not found: make BUILD=$build" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "ops_bench: must run as root" >&2; exit 1; }
 "$py" -c 'import torch' 2> /dev/null || { echo "ops_bench: $py has no torch (set PYTHON)" >&2; exit 1; }
 
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
-now_ns() { date +%s%N; }
-min() { echo "$1 ${2:-$1}" | awk '{ print ($1 < $2) ? $1 : $2 }'; }
-
-wait_line() { # FILE PATTERN: up to 60 s
-	i=0
-	while ! grep -q -- "$2" "$1" 2> /dev/null; do
-		i=$((i + 1))
-		[ $i -lt 12000 ] || { echo "ops_bench: no '$2' in $1:" >&2; cat "$1" >&2; exit 1; }
-		sleep 0.005
-	done
-}
-
 # One run of the loop with gpuspy attached by -p once it is warm; sets iter_us, attach_ms,
 # table_ms (stop signal to `gpuspy report --report ops` printed) and op_calls.
 run_attached() { # GPUSPY-OPTIONS...
-	rm -f "$work/ctl" "$work/loop.out" "$work/g.err"
-	mkfifo "$work/ctl"
-	"$py" "$loop" --iters "$iters" --wait < "$work/ctl" > "$work/loop.out" 2> "$work/loop.err" &
-	loop_pid=$!
-	exec 4> "$work/ctl"
-	wait_line "$work/loop.out" READY
+	loop_start
 	t0=$(now_ns)
-	"$gpuspy" record -p "$loop_pid" -f -o "$work/g.gpuspy" "$@" 2> "$work/g.err" &
-	rec_pid=$!
-	wait_line "$work/g.err" "gpuspy: recording"
+	rec_start "$work/g.gpuspy" "$loop_pid" "$@"
 	t1=$(now_ns)
-	echo go >&4
-	wait_line "$work/loop.out" LOOP_DONE
+	loop_go
 	t2=$(now_ns)
-	kill -INT "$rec_pid"
-	wait "$rec_pid" || { echo "ops_bench: gpuspy failed:" >&2; cat "$work/g.err" >&2; exit 1; }
-	rec_pid=
+	rec_stop
 	op_calls=0
 	if "$gpuspy" report "$work/g.gpuspy" --report ops > "$work/table.txt" 2> "$work/r.err"; then
 		t3=$(now_ns)
@@ -78,18 +52,24 @@ run_attached() { # GPUSPY-OPTIONS...
 	else
 		table_ms=NA
 	fi
-	echo exit >&4
-	exec 4>&-
-	wait "$loop_pid"
-	loop_pid=
-	iter_us=$(field median < "$work/loop.out")
+	loop_end
 	attach_ms=$(((t1 - t0) / 1000000))
+}
+
+# One run of the loop with the floor attached to the operators of its torch libraries: sets
+# iter_us.
+run_floor() {
+	loop_start
+	floor_start --ops $(torch_libs "$loop_pid")
+	loop_go
+	floor_stop
+	loop_end
 }
 
 echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $repeats"
 
 plain='' prof='' prof_table='' ops='' ops_attach='' ops_table=''
-nopy='' nopy_attach='' floor='' floor_attach=''
+nopy='' nopy_attach='' floor='' floor_attach='' empty=''
 seen_calls=0
 r=0
 while [ $r -lt "$repeats" ]; do
@@ -109,12 +89,14 @@ while [ $r -lt "$repeats" ]; do
 	run_attached --no-python --no-ops
 	floor=$(min "$iter_us" "$floor")
 	floor_attach=$(min "$attach_ms" "$floor_attach")
+	run_floor
+	empty=$(min "$iter_us" "$empty")
 	r=$((r + 1))
 done
 
 awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$seen_calls" -v it="$iters" \
 	-v pt="$prof_table" -v gt="${ops_table:-NA}" -v ga="$ops_attach" -v na="$nopy_attach" \
-	-v fa="$floor_attach" 'BEGIN {
+	-v fa="$floor_attach" -v e="$empty" 'BEGIN {
 	opi = c / it
 	printf "(a) median time per training iteration (%.0f operator calls per iteration seen by gpuspy)\n", opi
 	printf "  untraced:                                   %8.1f us\n", p
@@ -125,6 +107,12 @@ awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$see
 	if (opi > 0) printf "  +%.2f us per operator call", (n - p) / opi
 	printf "\n"
 	printf "  gpuspy record -p --no-python --no-ops:      %8.1f us  %.3fx\n", f, f / p
+	printf "  floor: empty session probes on the operators: %6.1f us  %.3fx", e, e / p
+	if (opi > 0) printf "  +%.2f us per operator call", (e - p) / opi
+	printf "\n"
+	if (e > p && opi > 0)
+		printf "  gpuspy added cost / floor added cost: %.2fx (default), %.2fx (--no-python)\n", \
+			(g - p) / (e - p), (n - p) / (e - p)
 	printf "  torch.profiler(activities=[CPU]):           %8.1f us  %.3fx\n", t, t / p
 	printf "(b) time until the operator table is printed (%d iterations recorded)\n", it
 	printf "  torch.profiler, loop end to key_averages().table(): %8.0f ms (%.2f ms per iteration)\n", pt, pt / it

@@ -1,62 +1,377 @@
 #!/bin/sh
-# gpuspy benchmarks: overhead on a syscall-heavy workload, sustained events/s with the loss
-# count, bytes per event, and attach time. Results go to stdout as README-ready lines.
-# usage: bench/run.sh BUILD_DIR [ITERATIONS] [REPEATS]     (as root)
+# gpuspy overhead table (`make bench`): every row measured in this one run, each gpuspy cost as a
+# ratio to a floor measured in the same run (machines differ 2x in speed; the ratios travel).
+#
+#   row                      workload                         floor                    gpuspy
+#   syscall                  bench/syscall_bench (getppid,    empty tp_btf sys_enter + gpuspy record -- WORKLOAD
+#                            8-byte read, 8-byte write)       sys_exit programs        (default settings)
+#   untraced syscall         the same, not traced             the same                 gpuspy record -p SLEEPER
+#                                                                                      running meanwhile
+#   context switch           bench/ctxswitch_bench (futex     empty tp_btf             gpuspy record --osrt-threshold
+#                            ping-pong, one CPU)              sched_switch             1s -- WORKLOAD, its syscall
+#                                                                                      side taken out (below)
+#   CUDA call                launch_bench on the simulated    empty uprobe+uretprobe   gpuspy record --no-cupti
+#                            CUDA stack (3 probed calls per   on the same functions    -- WORKLOAD
+#                            launch)
+#   PyTorch op               bench/torch_loop.py (CNN step)   empty uprobe session on  gpuspy record -p LOOP
+#                                                             every at::_ops::*::call  (default settings)
+#   sustained span events    syscall_bench (EVENT_THREADS)    -                        --osrt-threshold 0
+#                                                                                      --buffer-size 64
+#   bytes/event              the 1-thread recording above     -                        file size / events
+#
+# "added" is a cost over the untraced workload of the same run; ratio = gpuspy added / floor
+# added. Each figure is the best (lowest time) of REPEATS runs, the configurations interleaved
+# run by run so that a slow phase of the machine hits all of them. Timing is measured inside
+# the workloads. The table goes to stdout, progress to stderr.
+#
+# Context switch: the ping-pong's handoffs are futex calls, which gpuspy's syscall tracing also
+# sees. The workload times the same calls without switching (ns_per_syscall) and counts its
+# syscalls per switch, so the syscall side is taken out of gpuspy's figure:
+#   added = (switch_gpuspy - switch_untraced) - syscalls_per_switch * (syscall_gpuspy - syscall_untraced)
+# (the floor likewise); --osrt-threshold 1s keeps the blocking futex waits from becoming spans,
+# which the non-blocking calls would not show.
+#
+# usage: bench/run.sh [BUILD_DIR] [--only ROWS] [--repeats N] [ITERATIONS [REPEATS]]   (as root)
+#   ROWS: comma-separated among syscall, ctx, cuda, ops, events (default: all)
+#   ITERATIONS: syscall_bench iterations (default 200000; 3 syscalls each)
+#   REPEATS: runs per configuration (default 7; the PyTorch row: 3)
+#   sh bench/run.sh build --only syscall    the two syscall rows alone, about 20 s
+# environment: PYTHON (default /usr/bin/python3.11, needs torch), CTX_ROUNDS (default 100000),
+#   LAUNCHES (default 100000), OPS_ITERS (default 300), EVENT_ITERS (default 300000),
+#   EVENT_THREADS (workload threads of the sustained rows, default "1"; "1 2": a row each)
 set -eu
-build=${1:-build}
-iters=${2:-300000}
-repeats=${3:-5}
+bench_name=bench
+here=$(dirname "$0")
+build=build
+only=all
+iters=
+repeats=
+positional=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--only) only=${2:?--only needs ROWS}; shift 2 ;;
+	--only=*) only=${1#--only=}; shift ;;
+	--repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
+	-h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+	*)
+		case $positional in
+		0) build=$1 ;;
+		1) iters=$1 ;;
+		2) repeats=$1 ;;
+		*) echo "bench: too many arguments (see --help)" >&2; exit 2 ;;
+		esac
+		positional=$((positional + 1))
+		shift
+		;;
+	esac
+done
+iters=${iters:-200000}
+repeats=${repeats:-7}
+ops_repeats=$((repeats < 3 ? repeats : 3))
+ctx_rounds=${CTX_ROUNDS:-100000}
+launches=${LAUNCHES:-100000}
+ops_iters=${OPS_ITERS:-300}
+event_iters=${EVENT_ITERS:-300000}
+event_threads=${EVENT_THREADS:-1}
+py=${PYTHON:-/usr/bin/python3.11}
+loop=$here/torch_loop.py
 gpuspy=$build/gpuspy
-bench=$build/bench/syscall_bench
+libs=$build/fakecuda
+for n in "$iters" "$repeats" "$ctx_rounds" "$launches" "$ops_iters" "$event_iters"; do
+	case $n in '' | *[!0-9]* | 0*) echo "bench: not a positive integer: $n" >&2; exit 2 ;; esac
+done
+
+want() { case ",$only," in *,all,* | *,$1,*) return 0 ;; *) return 1 ;; esac; }
+for r in $(echo "$only" | tr , ' '); do
+	case $r in all | syscall | ctx | cuda | ops | events) ;; *) echo "bench: unknown row $r" >&2; exit 2 ;; esac
+done
+
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$here/lib.sh"
+sleeper=
+trap 'bench_cleanup; [ -z "$sleeper" ] || kill "$sleeper" 2> /dev/null || true' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+[ "$(id -u)" -eq 0 ] || bench_fail "must run as root"
+for f in "$gpuspy" "$build/bench/empty_probes" "$build/bench/syscall_bench" "$build/bench/ctxswitch_bench"; do
+	[ -x "$f" ] || bench_fail "$f not found: make BUILD=$build all $build/bench/$(basename "$f")"
+done
 
-# best (lowest) ns/syscall over the repeats of a command line
-best_ns() {
-	best=
-	i=0
-	while [ $i -lt "$repeats" ]; do
-		ns=$("$@" | field ns_per_syscall)
-		best=$(echo "$ns ${best:-$ns}" | awk '{ print ($1 < $2) ? $1 : $2 }')
-		i=$((i + 1))
+progress() { echo "bench: $*" >&2; }
+
+# --- rounds on a quiet machine -----------------------------------------------------------
+# Other BPF tracing programs (other tests or benches on the machine: their gpuspy) slow every
+# syscall or switch, and kernel.bpf_stats_enabled=1 adds two clock reads to every BPF program
+# run, floors included. A round counts only when neither was seen right before and right after
+# it (none of ours is loaded then); the others are redone, up to twice REPEATS rounds in all.
+foreign_loaded() {
+	command -v bpftool > /dev/null 2>&1 &&
+		bpftool prog show 2> /dev/null | grep -qE '^[0-9]+: (tracing|kprobe|raw_tracepoint|tracepoint|perf_event) '
+}
+stats_on() { [ "$(cat /proc/sys/kernel/bpf_stats_enabled 2> /dev/null || echo 0)" = 1 ]; }
+quiet() { # TICKS: waits up to TICKS x 50 ms (ours linger ~150 ms after they exit)
+	q_i=0
+	while foreign_loaded || stats_on; do
+		q_i=$((q_i + 1))
+		[ $q_i -lt "$1" ] || return 1
+		sleep 0.05
 	done
-	echo "$best"
+}
+seen_foreign=0
+seen_stats=0
+
+# rounds NAME N FUNC VAR...: runs FUNC (one round of every configuration of a row, setting the
+# VARs; round_bad=1 when a run did not measure what it should) until N rounds were quiet, at most
+# 2N tries; best_VAR is then the lowest VAR of the quiet
+# rounds, or of all rounds when none was (the row is then listed as perturbed).
+perturbed_rows=
+rounds() {
+	rd_name=$1
+	rd_n=$2
+	rd_func=$3
+	shift 3
+	for v; do eval "best_$v= dirty_$v="; done
+	rd_clean=0
+	rd_tries=0
+	while [ $rd_clean -lt "$rd_n" ] && [ $rd_tries -lt $((2 * rd_n)) ]; do
+		rd_q=1
+		quiet 20 || rd_q=0
+		foreign_loaded && seen_foreign=1
+		stats_on && seen_stats=1
+		round_bad=0
+		$rd_func
+		quiet 10 || rd_q=0
+		[ $round_bad = 0 ] || rd_q=0
+		for v; do
+			if [ $rd_q = 1 ]; then
+				eval "best_$v=\$(min \"\$$v\" \"\$best_$v\")"
+			else
+				eval "dirty_$v=\$(min \"\$$v\" \"\$dirty_$v\")"
+			fi
+		done
+		rd_clean=$((rd_clean + rd_q))
+		rd_tries=$((rd_tries + 1))
+	done
+	if [ $rd_clean = 0 ]; then
+		for v; do eval "best_$v=\$dirty_$v"; done
+		perturbed_rows="$perturbed_rows, $rd_name (no quiet round in $rd_tries)"
+	elif [ $rd_clean -lt "$rd_n" ]; then
+		perturbed_rows="$perturbed_rows, $rd_name (best of $rd_clean quiet rounds of $rd_tries)"
+	fi
 }
 
-echo "machine: $(nproc) CPUs, kernel $(uname -r), $iters iterations x 3 syscalls, best of $repeats"
+# run_field KEY CMD...: runs CMD, echoes the number after KEY= in its output; fails loudly
+run_field() {
+	rf_key=$1
+	shift
+	"$@" > "$work/run.out" 2> "$work/run.err" || {
+		echo "bench: failed ($?): $*" >&2
+		tail -3 "$work/run.err" >&2
+		exit 1
+	}
+	rf_v=$(field "$rf_key" < "$work/run.out")
+	[ -n "$rf_v" ] || bench_fail "no $rf_key= from: $*"
+	echo "$rf_v"
+}
 
-plain=$(best_ns "$bench" "$iters")
-traced=$(best_ns "$gpuspy" record -q -f -o "$work/t.gpuspy" -- "$bench" "$iters")
-spanned=$(best_ns "$gpuspy" record -q -f --osrt-threshold 0 --buffer-size 64 -o "$work/s.gpuspy" -- "$bench" "$iters")
-awk -v p="$plain" -v t="$traced" -v s="$spanned" 'BEGIN {
-	printf "untraced:                        %8.1f ns/syscall\n", p
-	printf "traced (default 1 us threshold): %8.1f ns/syscall  ratio %.2fx  +%.0f ns/syscall\n", t, t / p, t - p
-	printf "traced, every syscall a span:    %8.1f ns/syscall  ratio %.2fx  +%.0f ns/syscall\n", s, s / p, s - p
-}'
+sub() { echo "$1 $2" | awk '{ print $1 - $2 }'; }
 
-# sustained events/s: every syscall a span, so the ring buffer carries one record per call
-"$gpuspy" record -f --osrt-threshold 0 --buffer-size 64 -o "$work/e.gpuspy" -- \
-	"$bench" "$iters" > "$work/e.out" 2> "$work/e.err"
-secs=$(field seconds < "$work/e.out")
-events=$(sed -n 's/.*(\([0-9]*\) records, \([0-9]*\) events, \([0-9]*\) lost).*/\2/p' "$work/e.err")
-lost=$(sed -n 's/.*(\([0-9]*\) records, \([0-9]*\) events, \([0-9]*\) lost).*/\3/p' "$work/e.err")
-bytes=$(stat -c %s "$work/e.gpuspy")
-awk -v e="$events" -v s="$secs" -v l="$lost" -v b="$bytes" 'BEGIN {
-	printf "sustained: %d events in %.3f s = %.0f events/s, %d lost\n", e, s, e / s, l
-	printf "trace size: %d bytes = %.1f bytes/event\n", b, b / e
-}'
+rows=$work/rows
+: > "$rows"
+# row PATH UNIT UNTRACED FLOOR_ADDED GPUSPY_ADDED GOAL_RATIO: a ratio row
+row() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" >> "$rows"
+}
+notes=$work/notes
+: > "$notes"
 
-# attach time: from starting gpuspy to its "recording" line, for a running process
-sleep 30 &
-target=$!
-start=$(date +%s%N)
-"$gpuspy" record -p "$target" -f -o "$work/a.gpuspy" 2> "$work/a.err" &
-rec=$!
-while ! grep -q recording "$work/a.err" 2>/dev/null; do sleep 0.005; done
-end=$(date +%s%N)
-kill -INT "$rec"
-wait "$rec" || true
-kill "$target"
-echo "attach: $(((end - start) / 1000000)) ms from start to probes live (pid $target)"
+# --- syscall rows ------------------------------------------------------------------------
+sys_round() {
+	sp=$(run_field ns_per_syscall "$sb" "$iters")
+	floor_start --syscalls
+	sf=$(run_field ns_per_syscall "$sb" "$iters")
+	floor_stop
+	st=$(run_field ns_per_syscall "$gpuspy" record -q -f -o "$work/t.gpuspy" -- "$sb" "$iters")
+	rec_start "$work/o.gpuspy" "$sleeper"
+	su=$(run_field ns_per_syscall "$sb" "$iters")
+	rec_stop
+}
+if want syscall; then
+	progress "syscall rows: $iters iterations x 3 syscalls, best of $repeats"
+	sb=$build/bench/syscall_bench
+	sleep 100000 &
+	sleeper=$!
+	rounds syscall "$repeats" sys_round sp sf st su
+	kill "$sleeper" 2> /dev/null || true
+	wait "$sleeper" 2> /dev/null || true
+	sleeper=
+	row "traced syscall, default settings" ns/syscall "$best_sp" "$(sub "$best_sf" "$best_sp")" \
+		"$(sub "$best_st" "$best_sp")" 2
+	row "syscall of an untraced process while recording another" ns/syscall "$best_sp" \
+		"$(sub "$best_sf" "$best_sp")" "$(sub "$best_su" "$best_sp")" 1.2
+	echo "syscall (ns/syscall): untraced $best_sp, floor $best_sf, gpuspy traced $best_st, untraced while gpuspy records another $best_su" >> "$notes"
+fi
+
+# --- context switch ----------------------------------------------------------------------
+ctx_run() { # CMD...: sets sw, sc, spw from one run
+	"$@" > "$work/ctx.out" 2> "$work/ctx.err" || {
+		echo "bench: failed ($?): $*" >&2
+		tail -3 "$work/ctx.err" >&2
+		exit 1
+	}
+	sw=$(field ns_per_switch < "$work/ctx.out")
+	sc=$(field ns_per_syscall < "$work/ctx.out")
+	spw=$(field syscalls_per_switch < "$work/ctx.out")
+	if [ -z "$sw" ] || [ -z "$sc" ] || [ -z "$spw" ]; then
+		bench_fail "no ns_per_switch= from: $*"
+	fi
+}
+ctx_round() {
+	ctx_run "$cb" "$ctx_rounds"
+	psw=$sw psc=$sc
+	floor_start --sched
+	ctx_run "$cb" "$ctx_rounds"
+	floor_stop
+	fsw=$sw fsc=$sc fspw=$spw
+	ctx_run "$gpuspy" record -f --osrt-threshold 1s -o "$work/c.gpuspy" -- "$cb" "$ctx_rounds"
+	gsw=$sw gsc=$sc gspw=$spw
+	recorded_counts "$work/ctx.err"
+	ctx_events=$rec_events
+}
+if want ctx; then
+	progress "context switch row: $ctx_rounds ping-pong rounds, best of $repeats"
+	cb=$build/bench/ctxswitch_bench
+	rounds "context switch" "$repeats" ctx_round psw psc fsw fsc gsw gsc
+	fadd=$(echo "$best_fsw $best_psw $fspw $best_fsc $best_psc" | awk '{ print ($1 - $2) - $3 * ($4 - $5) }')
+	gadd=$(echo "$best_gsw $best_psw $gspw $best_gsc $best_psc" | awk '{ print ($1 - $2) - $3 * ($4 - $5) }')
+	row "context switch, traced ping-pong (syscall side taken out)" ns/switch "$best_psw" "$fadd" "$gadd" 2
+	echo "$best_psw $best_psc $best_fsw $best_fsc $best_gsw $best_gsc $gspw $ctx_events $ctx_rounds" | awk '{
+		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call; floor %.1f, %.1f; gpuspy %.1f, %.1f, %.2f futex calls/switch: %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording\n", \
+			$1, $2, $3, $4, $5, $6, $7, $7 * ($6 - $2), $8 / $9 }' >> "$notes"
+fi
+
+# --- CUDA call ---------------------------------------------------------------------------
+cuda_round() {
+	cp=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+	floor_start "$libs/libcudart.so.13" "$libs/libcuda.so.1"
+	cf=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+	floor_stop
+	ct=$(run_field ns_per_launch "$gpuspy" record -q -f --no-cupti -o "$work/k.gpuspy" -- \
+		env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+}
+if want cuda; then
+	lb=$build/targets/cuda/launch_bench
+	if [ -x "$lb" ] && [ -f "$libs/libcudart.so.13" ] && [ -f "$libs/libcuda.so.1" ]; then
+		progress "CUDA row: $launches launches on the simulated stack, best of $repeats"
+		rounds CUDA "$repeats" cuda_round cp cf ct
+		row "traced CUDA call (launch_bench: 3 calls per launch, --no-cupti)" ns/launch "$best_cp" \
+			"$(sub "$best_cf" "$best_cp")" "$(sub "$best_ct" "$best_cp")" 1.3
+		echo "CUDA (ns/launch): untraced $best_cp, floor $best_cf ($floor_probes empty probes), gpuspy --no-cupti $best_ct" >> "$notes"
+	else
+		progress "CUDA row skipped: $lb or $libs not built (make BUILD=$build fakecuda)"
+		echo "CUDA row not measured: make BUILD=$build fakecuda" >> "$notes"
+	fi
+fi
+
+# --- PyTorch operator --------------------------------------------------------------------
+ops_round() {
+	loop_start
+	loop_go
+	loop_end
+	op=$iter_us
+	loop_start
+	# shellcheck disable=SC2046 # one path per word
+	floor_start --ops $(torch_libs "$loop_pid")
+	loop_go
+	floor_stop
+	loop_end
+	of=$iter_us
+	loop_start
+	rec_start "$work/op.gpuspy" "$loop_pid"
+	loop_go
+	rec_stop
+	loop_end
+	ot=$iter_us
+	rc=$("$gpuspy" report "$work/op.gpuspy" --report ops --format json 2> "$work/opr.err" |
+		sed -n 's/.*"calls": *\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+	if [ "$rc" -gt 0 ]; then
+		calls=$(max "$rc" "$calls")
+	else
+		round_bad=1
+		progress "gpuspy recorded no PyTorch operator call in this round (redone): $(tail -1 "$work/rec.err") $(tail -1 "$work/opr.err")"
+	fi
+}
+if want ops; then
+	if "$py" -c 'import torch' 2> /dev/null; then
+		progress "PyTorch row: $ops_iters training iterations, median per iteration, best of $ops_repeats"
+		iters=$ops_iters
+		calls=0
+		rounds PyTorch "$ops_repeats" ops_round op of ot
+		[ "$calls" -gt 0 ] || bench_fail "gpuspy saw no PyTorch operator call"
+		opi=$(echo "$calls $ops_iters" | awk '{ print $1 / $2 }')
+		row "PyTorch op (torch_loop.py, $(printf %.0f "$opi") ops/iteration)" ns/op \
+			"$(echo "$best_op $opi" | awk '{ print $1 * 1000 / $2 }')" \
+			"$(echo "$best_of $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" \
+			"$(echo "$best_ot $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" 1.3
+		echo "PyTorch (us/iteration, median): untraced $best_op, floor $best_of ($floor_probes empty probes), gpuspy record -p $best_ot; $calls operator calls in $ops_iters iterations" >> "$notes"
+	else
+		progress "PyTorch row skipped: $py has no torch (set PYTHON)"
+		echo "PyTorch row not measured: $py has no torch (set PYTHON)" >> "$notes"
+	fi
+fi
+
+# --- sustained events and trace size -----------------------------------------------------
+ev_round() {
+	"$gpuspy" record -f --osrt-threshold 0 --buffer-size 64 -o "$work/e.gpuspy" -- \
+		"$build/bench/syscall_bench" "$event_iters" "$ev_threads" > "$work/e.out" 2> "$work/e.err" ||
+		bench_fail "sustained run failed: $(tail -1 "$work/e.err")"
+	secs=$(field seconds < "$work/e.out")
+	recorded_counts "$work/e.err"
+	if [ -z "$rec_events" ] || [ -z "$secs" ]; then
+		bench_fail "no event count from the sustained run"
+	fi
+	ev_ns=$(echo "$secs $rec_events" | awk '{ print $1 * 1e9 / $2 }')
+	ev_lost=$((ev_lost + rec_lost))
+	bpe=$(echo "$(stat -c %s "$work/e.gpuspy") $rec_events" | awk '{ print $1 / $2 }')
+}
+ev_rows=$work/ev_rows
+: > "$ev_rows"
+if want events; then
+	progress "sustained events: $event_iters iterations per thread, every syscall a span, 64 MiB buffer, best of $ops_repeats"
+	for ev_threads in $event_threads; do
+		ev_lost=0
+		rounds "events, $ev_threads thread(s)" "$ops_repeats" ev_round ev_ns bpe
+		printf 'sustained span events, %s thread%s\t%s\t%s\n' "$ev_threads" \
+			"$([ "$ev_threads" = 1 ] || echo s)" "$(echo "$best_ev_ns" | awk '{ print 1e9 / $1 }')" \
+			"$ev_lost" >> "$ev_rows"
+		[ "$ev_threads" != 1 ] || bpe1=$best_bpe
+	done
+fi
+
+# --- the table ---------------------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "gpuspy overhead ($build): $(nproc) CPUs, $cpu, kernel $(uname -r), best of $repeats (PyTorch, events: $ops_repeats), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo
+echo "| path | unit | untraced | floor added | gpuspy added | ratio | goal | met |"
+echo "|---|---|---:|---:|---:|---:|---|---|"
+awk -F '\t' '{
+	ratio = ($4 > 0) ? $5 / $4 : -1
+	met = (ratio >= 0 && ratio <= $6) ? "yes" : "no"
+	printf "| %s | %s | %.1f | %.1f | %.1f | %s | <= %sx | %s |\n", $1, $2, $3, $4, $5, \
+		(ratio >= 0) ? sprintf("%.2fx", ratio) : "n/a", $6, met
+}' "$rows"
+awk -F '\t' '{
+	printf "| %s | events/s | - | - | %.2f M/s, %d lost | - | >= 2 M/s, 0 lost | %s |\n", $1, \
+		$2 / 1e6, $3, ($2 >= 2e6 && $3 == 0) ? "yes" : "no"
+}' "$ev_rows"
+if [ -n "${bpe1:-}" ]; then
+	echo "$bpe1" | awk '{ printf "| trace file, span-heavy recording (1 thread) | bytes/event | - | - | %.1f | - | <= 32 | %s |\n", \
+		$1, ($1 <= 32) ? "yes" : "no" }'
+fi
+echo
+sed 's/^/- /' "$notes"
+[ $seen_stats = 0 ] || echo "- kernel.bpf_stats_enabled=1 at times during the run: every BPF program run (floors and gpuspy) then paid two clock reads; such rounds were redone"
+[ $seen_foreign = 0 ] || echo "- other BPF tracing programs were loaded at times during the run (another gpuspy?); such rounds were redone"
+[ -z "$perturbed_rows" ] || echo "- WARNING: perturbed rows${perturbed_rows#,}: rerun when the machine is quiet"

@@ -32,13 +32,17 @@ struct {
 	__uint(max_entries, 16 << 20); /* resized by the loader */
 } events SEC(".maps");
 
-/* Processes traced with `follow`: every thread of these tgids. */
+/* Processes traced with `follow`: every thread of these tgids, one bit per pid (word
+ * tgid / 64, bit tgid % 64). A bit test is a few instructions where a hash lookup costs
+ * ~20 ns, and every syscall and context switch on the host asks; it can never fill up. The
+ * loader sets bits through mmap, BPF with atomic or/and, so neither loses the other's. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, GS_PID_WORDS);
 	__type(key, __u32);
-	__type(value, __u8);
-} traced_tgids SEC(".maps");
+	__type(value, __u64);
+} traced_pids SEC(".maps");
 
 /* Threads traced without `follow` (--no-follow): exactly the threads that existed at start. */
 struct {
@@ -81,6 +85,35 @@ static __always_inline void count_loss(__u32 kind)
 		*n += 1;
 }
 
+/* The traced_pids word holding `tgid`'s bit, NULL beyond the kernel's pid limit. */
+static __always_inline __u64 *traced_word(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+
+	return bpf_map_lookup_elem(&traced_pids, &word);
+}
+
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+	__u64 *bits = traced_word(tgid);
+
+	return bits && (*bits >> (tgid % 64)) & 1;
+}
+
+/* 0, or -1 when the pid is beyond the map (never, with the kernel's PID_MAX_LIMIT). */
+static __always_inline int set_tgid_traced(__u32 tgid, bool traced)
+{
+	__u64 *bits = traced_word(tgid), bit = 1ULL << (tgid % 64);
+
+	if (!bits)
+		return -1;
+	if (traced)
+		__sync_fetch_and_or(bits, bit);
+	else
+		__sync_fetch_and_and(bits, ~bit);
+	return 0;
+}
+
 static __always_inline bool is_traced(__u32 tgid, __u32 tid)
 {
 	if (tgid == self_tgid)
@@ -88,7 +121,7 @@ static __always_inline bool is_traced(__u32 tgid, __u32 tid)
 	if (trace_all)
 		return tgid != 0; /* never the idle tasks */
 	if (follow)
-		return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+		return tgid_traced(tgid);
 	return bpf_map_lookup_elem(&traced_tids, &tid) != NULL;
 }
 
@@ -97,7 +130,7 @@ static __always_inline void start_tracing(__u32 tgid, __u32 tid)
 	__u8 one = 1;
 
 	if (follow)
-		bpf_map_update_elem(&traced_tgids, &tgid, &one, BPF_ANY);
+		set_tgid_traced(tgid, true);
 	else
 		bpf_map_update_elem(&traced_tids, &tid, &one, BPF_ANY);
 }

@@ -41,8 +41,7 @@ static __always_inline void count_gpu_loss(__u32 kind, __u64 n)
 		*v += n;
 }
 
-SEC("usdt")
-int BPF_USDT(bridge_records, const void *batch, long len)
+static __always_inline int copy_batch(const void *batch, long len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct gs_gpu_batch *b;
@@ -66,6 +65,22 @@ int BPF_USDT(bridge_records, const void *batch, long len)
 		count_gpu_loss(GPU_LOSS_RECORDS, b->hdr.flags);
 	}
 	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(bridge_records, const void *batch, long len)
+{
+	return copy_batch(batch, len);
+}
+
+/* The same probe as a plain uprobe, where the bridge's USDT note puts (batch, len) in the first
+ * two argument registers (loader/cupti_link.c checks): attached per process, it detaches
+ * without libbpf's USDT bookkeeping, so the probes of exited processes can be detached on a
+ * thread of their own. */
+SEC("uprobe")
+int bridge_records_regs(struct pt_regs *ctx)
+{
+	return copy_batch((const void *)PT_REGS_PARM1(ctx), (long)PT_REGS_PARM2(ctx));
 }
 
 /* Attached only for its semaphore (the flush request); the bridge's answer is a

@@ -26,10 +26,15 @@ const volatile __u64 py_stack_min_ns = 1000;
 #define __NR_uretprobe_x86_64 335
 #define AT_FDCWD_VALUE	      -100
 
+/* Syscall numbers below this have a bit in inflight.nrs_used (x86_64 has ~460). */
+#define NR_TRACKED 512
+
 struct inflight {
 	__u64 start_ns;
 	__u64 args[GS_SYSCALL_ARGS];
 	__s64 nr; /* -1: nothing in flight */
+	/* the syscalls this thread has a syscall_stats key for, flushed when it exits */
+	__u64 nrs_used[NR_TRACKED / 64];
 };
 
 /* Task-local storage: freed with the task, so exit/execve paths that never return leave no
@@ -115,25 +120,41 @@ static __always_inline void add_square(struct gs_syscall_stats_val *v, __u64 d)
 	v->sums.sumsq_hi += sq_hi + (v->sums.sumsq_lo < old_lo);
 }
 
-static __always_inline void account_syscall(__u32 tgid, __u32 tid, __u32 nr, __u64 dur)
+/* The thread's first call of `nr`: its key is created and remembered for the flush at exit. */
+static __noinline struct gs_syscall_stats_val *new_stats_key(struct gs_syscall_stats_key *key,
+							     struct inflight *in)
+{
+	struct gs_syscall_stats_val *init, *v;
+	__u32 zero = 0, nr;
+
+	if (!key || !in)
+		return NULL;
+	init = bpf_map_lookup_elem(&zero_stats, &zero);
+	if (!init)
+		return NULL;
+	init->sums.min_ns = ~0ULL;
+	if (bpf_map_update_elem(&syscall_stats, key, init, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&syscall_stats, key)) {
+		count_loss(GS_LOSS_STATS_MAP_FULL);
+		return NULL;
+	}
+	v = bpf_map_lookup_elem(&syscall_stats, key);
+	nr = key->nr;
+	if (v && nr < NR_TRACKED)
+		in->nrs_used[nr / 64] |= 1ULL << (nr % 64);
+	return v;
+}
+
+static __always_inline void account_syscall(struct inflight *in, __u32 tgid, __u32 tid, __u32 nr,
+					    __u64 dur)
 {
 	struct gs_syscall_stats_key key = {.pid = tgid, .tid = tid, .nr = nr};
 	struct gs_syscall_stats_val *v;
-	__u32 zero = 0, b;
+	__u32 b;
 
 	v = bpf_map_lookup_elem(&syscall_stats, &key);
 	if (!v) {
-		struct gs_syscall_stats_val *init = bpf_map_lookup_elem(&zero_stats, &zero);
-
-		if (!init)
-			return;
-		init->sums.min_ns = ~0ULL;
-		if (bpf_map_update_elem(&syscall_stats, &key, init, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&syscall_stats, &key)) {
-			count_loss(GS_LOSS_STATS_MAP_FULL);
-			return;
-		}
-		v = bpf_map_lookup_elem(&syscall_stats, &key);
+		v = new_stats_key(&key, in);
 		if (!v)
 			return;
 	}
@@ -321,9 +342,10 @@ int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 	if (!in)
 		return 0;
 	in->nr = id;
-	in->args[0] = BPF_CORE_READ(regs, di);
-	in->args[1] = BPF_CORE_READ(regs, si);
-	in->args[2] = BPF_CORE_READ(regs, dx);
+	/* a tp_btf argument is a trusted pointer: plain loads, no probe_read helper calls */
+	in->args[0] = regs->di;
+	in->args[1] = regs->si;
+	in->args[2] = regs->dx;
 	in->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -331,7 +353,7 @@ int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), dur;
+	__u64 id = bpf_get_current_pid_tgid(), now, dur;
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct inflight *in;
 
@@ -339,18 +361,84 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	 */
 	if (regs->orig_ax == __NR_uretprobe_x86_64)
 		return 0;
-	/* no is_traced() check: the in-flight entry exists only for traced threads, and a thread
-	 * that was traced at entry is accounted even if tracing stops mid-call */
+	/* Untraced processes leave here, at the cost of a bit test. A process's bit is cleared
+	 * only once its last thread has exited, so no traced call is still in flight then. */
+	if (follow && !trace_all && !tgid_traced(tgid))
+		return 0;
 	in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0, 0);
 	if (!in || in->nr < 0)
 		return 0;
+	now = bpf_ktime_get_ns();
 	dur = now - in->start_ns;
-	account_syscall(tgid, tid, (__u32)in->nr, dur);
+	account_syscall(in, tgid, tid, (__u32)in->nr, dur);
 	if (dur >= span_threshold_ns)
 		emit_span(tgid, tid, in, dur, ret);
 	if (dur >= py_stack_min_ns)
 		py_stack_emit(GS_PY_AT_SYSCALL, in->start_ns, now);
 	emit_open_name(tgid, tid, in, ret);
 	in->nr = -1;
+	return 0;
+}
+
+struct exit_flush {
+	struct task_struct *task;
+	__u32 tgid, tid;
+	__u64 ts;
+};
+
+static __always_inline bool nr_used(struct task_struct *task, __u32 nr)
+{
+	struct inflight *in = bpf_task_storage_get(&inflight_by_task, task, 0, 0);
+
+	/* bounds the index for the verifier; the barrier keeps clang from dropping the mask as
+	 * redundant with the caller's check */
+	asm volatile("" : "+r"(nr));
+	nr &= NR_TRACKED - 1;
+	return in && (in->nrs_used[nr / 64] >> (nr % 64)) & 1;
+}
+
+/* One syscall's statistics of the exiting thread to the loader, its key out of the map. With
+ * the ring buffer full the key stays, and the next checkpoint carries it: nothing is lost. */
+static long flush_syscall_stats(__u32 nr, void *data)
+{
+	struct exit_flush *f = data;
+	struct gs_syscall_stats_key key = {.pid = f->tgid, .tid = f->tid, .nr = nr};
+	struct gs_syscall_stats_val *v;
+	struct gs_syscall_final *rec;
+
+	if (nr >= NR_TRACKED)
+		return 1;
+	if (!nr_used(f->task, nr))
+		return 0;
+	v = bpf_map_lookup_elem(&syscall_stats, &key);
+	if (!v)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return 0;
+	fill_hdr(&rec->hdr, GS_REC_SYSCALL_FINAL, sizeof(*rec), f->tgid, f->tid, f->ts);
+	rec->hdr.flags = GS_STATS_FINAL;
+	rec->nr = nr;
+	rec->pad = 0;
+	__builtin_memcpy(&rec->val, v, sizeof(rec->val));
+	submit_record(rec);
+	bpf_map_delete_elem(&syscall_stats, &key);
+	return 0;
+}
+
+/* A thread's statistics leave the map when it exits, so process churn (shell loops, respawned
+ * workers, hours of -a) never fills it: the loader writes them as final totals. Only the
+ * exiting thread ever updated its keys, so they are complete here. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(osrt_thread_exit, struct task_struct *p, bool group_dead)
+{
+	struct exit_flush f = {.task = p};
+
+	if (!bpf_task_storage_get(&inflight_by_task, p, 0, 0))
+		return 0;
+	f.tgid = p->tgid;
+	f.tid = p->pid;
+	f.ts = bpf_ktime_get_ns();
+	bpf_loop(NR_TRACKED, flush_syscall_stats, &f, 0);
 	return 0;
 }

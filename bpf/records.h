@@ -23,6 +23,10 @@
 #define GS_EXIT_GROUP	1 /* gs_exit.hdr.flags: the last thread of the process exited */
 #define GS_SYSCALL_ARGS 3
 #define GS_PATH_MAX	256 /* open() paths as BPF copies them */
+/* The kernel's PID_MAX_LIMIT on 64-bit: pids are below it, so a bit per pid fits in
+ * GS_PID_WORDS 64-bit words (512 KiB) */
+#define GS_PID_LIMIT (4 * 1024 * 1024)
+#define GS_PID_WORDS (GS_PID_LIMIT / 64)
 
 /* Histogram of durations: GS_HIST_SUB buckets per power of two, from 2^GS_HIST_MIN_SHIFT ns. */
 #define GS_HIST_SUB_SHIFT 2
@@ -47,6 +51,8 @@ enum gs_record_type {
 	GS_REC_OP_CALL = 12,	 /* a PyTorch operator call (at::_ops::<op>::call), at its return */
 	GS_REC_OP_UNWIND = 13,	 /* BPF to loader only: a C++ exception is about to unwind a
 				  * stack with return probes pending; the process is being stopped */
+	GS_REC_SYSCALL_FINAL = 14, /* BPF to loader only: an exiting thread's statistics of one
+				    * syscall, removed from the map; written as SYSCALL_STATS */
 	/* written by the CUPTI bridge (cupti_bridge/) inside GS_REC_GPU_BATCH records */
 	GS_REC_GPU_KERNEL = 20,
 	GS_REC_GPU_MEMCPY = 21,
@@ -185,6 +191,19 @@ struct gs_syscall_stats_val {
 	__u32 hist[GS_HIST_BUCKETS];
 };
 
+/* hdr.flags of GS_REC_SYSCALL_STATS and GS_REC_OFFCPU_STATS: the thread exited; these are its
+ * final totals and its key left the BPF map (a later record for the same key is a new thread
+ * that reused the tid). Without it a record is a cumulative checkpoint. */
+#define GS_STATS_FINAL 1
+
+/* GS_REC_SYSCALL_FINAL: hdr.pid/tid/ts (exit time) and the map's key and value. */
+struct gs_syscall_final {
+	struct gs_hdr hdr;
+	__u32 nr;
+	__u32 pad;
+	struct gs_syscall_stats_val val;
+};
+
 struct gs_offcpu_stats_key {
 	__u32 pid;
 	__u32 tid;
@@ -193,6 +212,13 @@ struct gs_offcpu_stats_key {
 struct gs_offcpu_stats_val {
 	__u64 ns[GS_OFFCPU_NREASONS];
 	__u64 count[GS_OFFCPU_NREASONS];
+};
+
+/* An exiting thread's off-CPU totals as BPF writes them: a GS_REC_OFFCPU_STATS record with
+ * GS_STATS_FINAL (the layout of trace_format.h's struct gs_offcpu_stats). */
+struct gs_offcpu_final {
+	struct gs_hdr hdr;
+	struct gs_offcpu_stats_val val;
 };
 
 /* CUDA API calls. Each probed function has an index in loader/cuda_probe_list.h; the loader
@@ -526,5 +552,7 @@ GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
 GS_REC_ASSERT_SIZE(struct gs_op_unwind, 40 + 16 * GS_OP_UNWIND_MAX);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
+GS_REC_ASSERT_SIZE(struct gs_offcpu_final, 72);
+GS_REC_ASSERT_SIZE(struct gs_syscall_final, 32 + 48 + 4 * GS_HIST_BUCKETS);
 
 #endif /* GPUSPY_RECORDS_H */

@@ -3,7 +3,7 @@
  * Scheduler capture for traced threads: off-CPU intervals with their reason (exact per-thread
  * totals in a map, spans above a threshold in the ring buffer) and the process lifecycle (fork,
  * exec, exit, thread renames). Following children happens here: a fork of a traced process
- * adds the child to traced_tgids before the child can run a single syscall.
+ * marks the child traced (traced_pids) before the child can run a single syscall.
  */
 #include "common.bpf.h"
 
@@ -88,6 +88,10 @@ static __always_inline void switched_in(struct task_struct *next, __u64 now)
 	struct gs_offcpu *rec;
 	__u64 dur;
 
+	/* most switches are to untraced tasks: a bit test spares them the storage lookup (the
+	 * bit of a process is only cleared once none of its threads can be switched in) */
+	if (follow && !trace_all && !tgid_traced(next->tgid))
+		return;
 	s = bpf_task_storage_get(&offcpu_by_task, next, 0, 0);
 	if (!s || !s->valid)
 		return;
@@ -130,14 +134,13 @@ static __always_inline void py_inherit(__u32 ptgid, __u32 ctgid)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid, one = 1;
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	bool is_thread = ptgid == ctgid;
 	struct gs_fork *rec;
 
 	if (!is_traced(ptgid, parent->pid))
 		return 0;
-	if (!is_thread && follow && !trace_all &&
-	    bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY))
+	if (!is_thread && follow && !trace_all && set_tgid_traced(ctgid, true))
 		count_loss(GS_LOSS_TRACED_MAP_FULL);
 	if (!is_thread)
 		py_inherit(ptgid, ctgid);
@@ -174,17 +177,47 @@ int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid, struct li
 	return 0;
 }
 
+/* A thread's off-CPU totals leave the map when it exits (see osrt_thread_exit): with the ring
+ * buffer full they stay for the next checkpoint instead. */
+static __always_inline void flush_offcpu_stats(__u32 tgid, __u32 tid)
+{
+	struct gs_offcpu_stats_key key = {.pid = tgid, .tid = tid};
+	struct gs_offcpu_stats_val *v = bpf_map_lookup_elem(&offcpu_stats, &key);
+	struct gs_offcpu_final *rec;
+
+	if (!v)
+		return;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return;
+	fill_hdr(&rec->hdr, GS_REC_OFFCPU_STATS, sizeof(*rec), tgid, tid, bpf_ktime_get_ns());
+	rec->hdr.flags = GS_STATS_FINAL;
+	rec->val = *v;
+	submit_record(rec);
+	bpf_map_delete_elem(&offcpu_stats, &key);
+}
+
+/* The last thread of a process is gone: nothing keyed by its pid may outlive it, or process
+ * churn fills the maps and a recycled pid inherits its state. */
+static __always_inline void forget_process(__u32 tgid)
+{
+	if (follow && !trace_all)
+		set_tgid_traced(tgid, false);
+	bpf_map_delete_elem(&py_procs, &tgid);
+	bpf_map_delete_elem(&cuda_opened, &tgid);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = p->tgid, tid = p->pid;
 	struct gs_exit *rec;
 
-	if (!is_traced(tgid, p->pid))
+	if (!is_traced(tgid, tid))
 		return 0;
 	rec = reserve_record(sizeof(*rec), GS_LOSS_RINGBUF_PROC);
 	if (rec) {
-		fill_hdr(&rec->hdr, GS_REC_EXIT, sizeof(*rec), tgid, p->pid, bpf_ktime_get_ns());
+		fill_hdr(&rec->hdr, GS_REC_EXIT, sizeof(*rec), tgid, tid, bpf_ktime_get_ns());
 		rec->hdr.flags = group_dead ? GS_EXIT_GROUP : 0;
 		/* the wait status is only final for the last thread; a group exit stores it in
 		 * signal->group_exit_code */
@@ -195,9 +228,12 @@ int BPF_PROG(sched_process_exit, struct task_struct *p, bool group_dead)
 		bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
 		submit_record(rec);
 	}
-	/* a recycled pid must not inherit tracing */
-	if (group_dead && follow && !trace_all)
-		bpf_map_delete_elem(&traced_tgids, &tgid);
+	flush_offcpu_stats(tgid, tid);
+	/* a recycled tid or pid must not inherit tracing */
+	if (!follow && !trace_all)
+		bpf_map_delete_elem(&traced_tids, &tid);
+	if (group_dead)
+		forget_process(tgid);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_session.h"
@@ -24,6 +25,7 @@ struct bpf_session {
 	struct python_bpf *python; /* NULL with --no-python or --sample-hz 0 */
 	struct ops_bpf *ops;	   /* NULL with --no-ops; its uprobes by op_probes */
 	struct ring_buffer *rb;
+	__u64 *traced_pids; /* the traced_pids map, mmapped on first use */
 	bpf_session_record_fn fn;
 	void *ctx;
 };
@@ -70,8 +72,8 @@ static int share_map(struct bpf_map *dst, struct bpf_map *src)
 /* Every map common.bpf.h defines, created by the osrt component, reused by another. */
 static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
 {
-	static const char *const common[] = {"events", "traced_tgids", "traced_tids",
-					     "losses", "cuda_opened",  "py_procs"};
+	static const char *const common[] = {"events", "traced_pids", "traced_tids",
+					     "losses", "cuda_opened", "py_procs"};
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && !err; i++)
@@ -255,22 +257,32 @@ fail:
 	return err;
 }
 
-static int mark_traced(int map_fd, pid_t id)
-{
-	__u32 key = (__u32)id;
-	__u8 one = 1;
-
-	return bpf_map_update_elem(map_fd, &key, &one, BPF_ANY) ? -errno : 0;
-}
-
 int bpf_session_trace_process(struct bpf_session *s, pid_t tgid)
 {
-	return mark_traced(bpf_map__fd(s->osrt->maps.traced_tgids), tgid);
+	void *bits;
+
+	if (tgid <= 0 || tgid >= GS_PID_LIMIT)
+		return -EINVAL;
+	if (!s->traced_pids) {
+		bits = mmap(NULL, GS_PID_WORDS * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED,
+			    bpf_map__fd(s->osrt->maps.traced_pids), 0);
+		if (bits == MAP_FAILED)
+			return -errno;
+		s->traced_pids = bits;
+	}
+	/* atomic: BPF sets and clears other bits of the same word as processes fork and exit */
+	__atomic_fetch_or(&s->traced_pids[tgid / 64], 1ULL << (tgid % 64), __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 int bpf_session_trace_thread(struct bpf_session *s, pid_t tid)
 {
-	return mark_traced(bpf_map__fd(s->osrt->maps.traced_tids), tid);
+	__u32 key = (__u32)tid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(s->osrt->maps.traced_tids), &key, &one, BPF_ANY)
+		   ? -errno
+		   : 0;
 }
 
 int bpf_session_attach(struct bpf_session *s)
@@ -396,6 +408,8 @@ void bpf_session_destroy(struct bpf_session *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	if (s->traced_pids)
+		munmap(s->traced_pids, GS_PID_WORDS * sizeof(__u64));
 	python_bpf__destroy(s->python);
 	ops_bpf__destroy(s->ops);
 	cuda_bpf__destroy(s->cuda);

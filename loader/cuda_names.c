@@ -11,6 +11,7 @@
 #include "elf_symbols.h"
 #include "key_index.h"
 #include "proc_maps.h"
+#include "record_exit.h"
 #include "trace_writer.h"
 
 struct cuda_names {
@@ -159,4 +160,17 @@ int cuda_names_note_call(struct cuda_names *n, struct trace_writer *w,
 	}
 	err = name_stub_handles(n, w, &call->hdr);
 	return err ?: remember(n, call->hdr.pid, call->args[0]);
+}
+
+void cuda_names_forget(struct cuda_names *n, const struct pid_list *dead)
+{
+	if (!n)
+		return;
+	key_index_drop_pids(&n->known, dead, 1);
+	key_index_drop_pids(&n->scanned, dead, 1);
+}
+
+size_t cuda_names_tracked(const struct cuda_names *n)
+{
+	return n ? n->known.n + n->scanned.n : 0;
 }

@@ -8,9 +8,11 @@
 #ifndef GPUSPY_CUDA_NAMES_H
 #define GPUSPY_CUDA_NAMES_H
 
+#include <stddef.h>
 #include "records.h"
 
 struct cuda_names;
+struct pid_list;
 struct trace_writer;
 
 struct cuda_names *cuda_names_new(void);
@@ -25,5 +27,9 @@ int cuda_names_scan_process(struct cuda_names *n, struct trace_writer *w, pid_t 
  * named it yet (tried once per stub). 0 or -errno (a write error). */
 int cuda_names_note_call(struct cuda_names *n, struct trace_writer *w,
 			 const struct gs_cuda_call *call);
+/* Exited processes (record_exit.h): their handles are forgotten. */
+void cuda_names_forget(struct cuda_names *n, const struct pid_list *dead);
+/* Per-process entries kept: (process, handle) pairs known, processes scanned. */
+size_t cuda_names_tracked(const struct cuda_names *n);
 
 #endif /* GPUSPY_CUDA_NAMES_H */

@@ -16,6 +16,7 @@
 #include "elf_symbols.h"
 #include "key_index.h"
 #include "proc_maps.h"
+#include "record_exit.h"
 #include "trace_writer.h"
 #include "uprobe_multi.h"
 
@@ -413,6 +414,17 @@ void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool 
 {
 	cp->bridge = cl;
 	cp->bridge_everywhere = everywhere;
+}
+
+void cuda_probes_forget(struct cuda_probes *cp, const struct pid_list *dead)
+{
+	if (cp)
+		key_index_drop_pids(&cp->reported, dead, 1);
+}
+
+size_t cuda_probes_tracked(const struct cuda_probes *cp)
+{
+	return cp ? cp->reported.n : 0;
 }
 
 void cuda_probes_detach(struct cuda_probes *cp)

@@ -11,11 +11,13 @@
 #define GPUSPY_CUDA_PROBES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct cuda_bpf;
 struct cuda_probes;
 struct cupti_link;
+struct pid_list;
 struct trace_writer;
 
 /* `quiet`: no "probing CUDA in pid ..." lines on stderr (-q). 0 or -errno. */
@@ -35,6 +37,11 @@ void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool 
 /* Whether BPF's ld.so hold spares thread `tid`: gpuspy's own dlopen in it (bridge_inject.h)
  * is followed by a scan of the process, no hold is needed. */
 void cuda_probes_exempt_thread(struct cuda_probes *cp, pid_t tid, bool exempt);
+/* Exited processes (record_exit.h): the libraries reported for them are forgotten, so a pid
+ * the kernel hands out again is reported (and its bridge turned on) as the new process it is. */
+void cuda_probes_forget(struct cuda_probes *cp, const struct pid_list *dead);
+/* Per-process entries kept: (process, library) pairs reported. */
+size_t cuda_probes_tracked(const struct cuda_probes *cp);
 /* Detaches every uprobe; later calls only resume held processes. */
 void cuda_probes_detach(struct cuda_probes *cp);
 void cuda_probes_free(struct cuda_probes *cp);

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
 #include "cli.h"
@@ -11,10 +17,13 @@
 #include "cupti_link.h"
 #include "elf_symbols.h"
 #include "key_index.h"
+#include "record_exit.h"
 #include "trace_format.h"
 #include "trace_writer.h"
+#include "uprobe_multi.h"
 
 #define BRIDGE_SEMAPHORE "gpuspy_records_semaphore"
+#define REAPERS		 4 /* threads detaching the probes of exited processes */
 
 /* What gpuspy knows of one process's bridge. */
 struct bridge_proc {
@@ -25,24 +34,66 @@ struct bridge_proc {
 	bool started; /* gpuspy started its bridge (loaded on attach): it answers a flush */
 };
 
+/* A probe of the bridge: a uprobe_multi link's fd, or a libbpf link (`usdt`: made by libbpf's
+ * USDT support, see struct reaper). */
+struct probe_link {
+	struct bpf_link *link;
+	int fd; /* -1: none */
+	bool usdt;
+};
+
 /* One attachment to a bridge: a file, in one process or (pid -1) in all. */
 struct bridge_target {
 	char *path;
 	pid_t pid;
+	struct probe_link records; /* gpuspy:records, which turns the bridge on */
+};
+
+/* Where a bridge file's gpuspy:records probe is, from its USDT note: file offsets of the probe
+ * and of its semaphore. `regs`: its two arguments are in the first two argument registers, so
+ * bridge_records_regs can take it as a plain uprobe. */
+struct bridge_site {
+	uint64_t off, sema;
+	bool regs;
+};
+
+/*
+ * Detaching a process's gpuspy:records probe waits for RCU grace periods in the kernel,
+ * ~100-150 ms here, whoever closes it (even a process exiting with it open). The probes of
+ * exited processes are therefore destroyed by threads of their own, not in the event loop.
+ * A perf-event uprobe's detach also holds the kernel's event_mutex for that long, which every
+ * perf-event uprobe attach needs: so the probe is a uprobe_multi link where the program allows
+ * it (loaded for BPF_TRACE_UPROBE_MULTI), which attaches and detaches without it, and grace
+ * periods of concurrent detaches overlap. Links made by libbpf's USDT support share state in
+ * libbpf (the object's USDT spec ids): every USDT attach and detach takes `usdt_lock`.
+ */
+struct reaper {
+	pthread_mutex_t usdt_lock;
+	pthread_mutex_t lock; /* the queue and `stop` */
+	pthread_cond_t wake;
+	pthread_t threads[REAPERS];
+	size_t started;
+	bool stop;
+	struct probe_link *queue;
+	size_t n, cap;
 };
 
 struct cupti_link {
+	struct reaper reaper;
 	struct cupti_bpf *skel;
 	struct trace_writer *w;
 	bool quiet;
 	struct bridge_target *targets; /* for the flush request */
 	size_t ntargets, targets_cap;
 	struct key_index ix_targets; /* (file key, pid) */
-	struct bpf_link **links;
+	struct bpf_link **links;     /* gpuspy:flushed, at the end */
 	size_t nlinks, links_cap;
 	struct bridge_proc *procs;
 	size_t nprocs, procs_cap;
 	struct key_index ix_procs;
+	struct bridge_site *sites; /* per bridge file */
+	size_t nsites, sites_cap;
+	struct key_index ix_sites; /* file key -> sites[] */
 	uint64_t gaps;
 };
 
@@ -56,8 +107,91 @@ int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
 	cl->skel = skel;
 	cl->w = w;
 	cl->quiet = quiet;
+	pthread_mutex_init(&cl->reaper.usdt_lock, NULL);
+	pthread_mutex_init(&cl->reaper.lock, NULL);
+	pthread_cond_init(&cl->reaper.wake, NULL);
 	*out = cl;
 	return 0;
+}
+
+static void destroy_link(struct reaper *r, struct probe_link it)
+{
+	if (it.fd >= 0)
+		close(it.fd);
+	if (it.usdt)
+		pthread_mutex_lock(&r->usdt_lock);
+	bpf_link__destroy(it.link);
+	if (it.usdt)
+		pthread_mutex_unlock(&r->usdt_lock);
+}
+
+static void *reap(void *arg)
+{
+	struct reaper *r = arg;
+
+	for (;;) {
+		struct probe_link it;
+
+		pthread_mutex_lock(&r->lock);
+		while (!r->n && !r->stop)
+			pthread_cond_wait(&r->wake, &r->lock);
+		if (!r->n) {
+			pthread_mutex_unlock(&r->lock);
+			return NULL;
+		}
+		it = r->queue[--r->n];
+		pthread_mutex_unlock(&r->lock);
+		destroy_link(r, it);
+	}
+}
+
+/* The reaper threads, with every signal blocked: the main thread's stop signals must interrupt
+ * its ring-buffer poll, and bridge_inject.c waits for SIGCHLD with sigtimedwait(). */
+static void start_reapers(struct reaper *r)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (r->started < REAPERS && !pthread_create(&r->threads[r->started], NULL, reap, r))
+		r->started++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Hands a probe of an exited process to the reaper threads (started on first use); without
+ * memory or a thread it is destroyed here. */
+static void reap_later(struct reaper *r, struct probe_link link)
+{
+	struct probe_link *slot = NULL;
+
+	if (!link.link && link.fd < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!r->started)
+		start_reapers(r);
+	if (r->started)
+		slot = array_grow((void **)&r->queue, &r->n, &r->cap, sizeof(*slot));
+	if (slot) {
+		*slot = link;
+		pthread_cond_signal(&r->wake);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!slot)
+		destroy_link(r, link);
+}
+
+/* Lets the reaper finish its queue and stop. */
+static void reaper_stop(struct reaper *r)
+{
+	if (!r->started)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+	while (r->started)
+		pthread_join(r->threads[--r->started], NULL);
+	r->stop = false;
 }
 
 bool cupti_link_is_bridge(const char *host_path)
@@ -70,11 +204,169 @@ bool cupti_link_is_bridge(const char *host_path)
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta);
 }
 
-static int attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
-		       const struct bridge_target *t, const char *name)
+static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
+				    const struct bridge_target *t, const char *name)
 {
-	struct bpf_link *link =
-	    bpf_program__attach_usdt(prog, t->pid, t->path, "gpuspy", name, NULL);
+	struct bpf_link *link;
+	int err;
+
+	pthread_mutex_lock(&cl->reaper.usdt_lock);
+	link = bpf_program__attach_usdt(prog, t->pid, t->path, "gpuspy", name, NULL);
+	err = errno;
+	pthread_mutex_unlock(&cl->reaper.usdt_lock);
+	errno = err;
+	return link;
+}
+
+/* A file offset of `vaddr` through the loadable segments; false when none holds it. */
+static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	return false;
+}
+
+/* The gpuspy:records note of a bridge file (SystemTap SDT v3: location, base and semaphore
+ * addresses, then provider, name and argument strings). */
+static void find_site(Elf *elf, struct bridge_site *site)
+{
+	uint64_t base = 0, addr[3];
+	Elf_Scn *scn = NULL, *notes = NULL;
+	GElf_Shdr sh;
+	size_t shstr, at = 0, name_at, desc_at;
+	GElf_Nhdr nh;
+	Elf_Data *d;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh)) {
+			const char *name = elf_strptr(elf, shstr, sh.sh_name);
+
+			if (name && !strcmp(name, ".stapsdt.base"))
+				base = sh.sh_addr;
+			else if (name && sh.sh_type == SHT_NOTE && !strcmp(name, ".note.stapsdt"))
+				notes = scn;
+		}
+	d = notes ? elf_getdata(notes, NULL) : NULL;
+	while (d && (at = gelf_getnote(d, at, &nh, &name_at, &desc_at)) > 0) {
+		const char *desc = (const char *)d->d_buf + desc_at, *end = desc + nh.n_descsz;
+		const char *provider = desc + sizeof(addr), *probe, *args;
+
+		if (nh.n_type != 3 || nh.n_namesz != 8 ||
+		    memcmp((const char *)d->d_buf + name_at, "stapsdt", 8) ||
+		    nh.n_descsz <= sizeof(addr) || end[-1] != '\0')
+			continue;
+		memcpy(addr, desc, sizeof(addr));
+		probe = provider + strlen(provider) + 1;
+		args = probe < end ? probe + strlen(probe) + 1 : end;
+		if (args >= end || strcmp(provider, "gpuspy") || strcmp(probe, "records"))
+			continue;
+		if (base && addr[1])
+			addr[0] += base - addr[1]; /* prelinked */
+		site->regs = (!strcmp(args, "8@%rdi 8@%rsi") || !strcmp(args, "8@%rdi -8@%rsi")) &&
+			     file_offset(elf, addr[0], &site->off) &&
+			     (!addr[2] || file_offset(elf, addr[2], &site->sema));
+		return;
+	}
+}
+
+/* The bridge file's probe site, read once per file. */
+static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *path,
+					     uint64_t file_key)
+{
+	struct bridge_site *site;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	if (key_index_find(&cl->ix_sites, file_key, 0, &i))
+		return &cl->sites[i];
+	site = array_grow((void **)&cl->sites, &cl->nsites, &cl->sites_cap, sizeof(*site));
+	if (!site || key_index_put(&cl->ix_sites, file_key, 0, cl->nsites - 1))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return site;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		find_site(elf, site);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return site;
+}
+
+/* BPF_LINK_CREATE's uprobe_multi fields (Linux 6.6+; the installed uapi header predates
+ * them), here with a pid and a semaphore, which loader/uprobe_multi.c does not set. */
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid;
+};
+
+static int uprobe_multi_in(int prog_fd, const char *path, uint64_t off, uint64_t sema, pid_t pid)
+{
+	union {
+		struct uprobe_multi_attr a;
+		unsigned char attr[sizeof(union bpf_attr) > 128 ? sizeof(union bpf_attr) : 128];
+	} u;
+	long fd;
+
+	memset(&u, 0, sizeof(u));
+	u.a.prog_fd = (uint32_t)prog_fd;
+	u.a.attach_type = GS_BPF_TRACE_UPROBE_MULTI;
+	u.a.path = (uint64_t)(uintptr_t)path;
+	u.a.offsets = (uint64_t)(uintptr_t)&off;
+	u.a.ref_ctr_offsets = sema ? (uint64_t)(uintptr_t)&sema : 0;
+	u.a.cnt = 1;
+	u.a.pid = pid > 0 ? (uint32_t)pid : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* gpuspy:records in one process (or all): where the note puts its arguments in registers, a
+ * uprobe_multi link or else a plain uprobe, which detach without libbpf's USDT state
+ * (struct reaper); libbpf's USDT support otherwise. */
+static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64_t file_key)
+{
+	const struct bridge_site *site = bridge_site(cl, t->path, file_key);
+	struct bpf_program *regs = cl->skel->progs.bridge_records_regs;
+
+	t->records = (struct probe_link){.fd = -1};
+	if (site && site->regs &&
+	    bpf_program__expected_attach_type(regs) ==
+		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
+		t->records.fd =
+		    uprobe_multi_in(bpf_program__fd(regs), t->path, site->off, site->sema, t->pid);
+		return t->records.fd < 0 ? t->records.fd : 0;
+	}
+	if (site && site->regs) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = (size_t)site->sema);
+
+		t->records.link = bpf_program__attach_uprobe_opts(regs, t->pid, t->path,
+								  (size_t)site->off, &opts);
+	} else {
+		t->records.usdt = true;
+		t->records.link = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
+	}
+	return t->records.link ? 0 : -errno;
+}
+
+/* The flush request's probe: kept until detach. */
+static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
+{
+	struct bpf_link *link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed");
 	struct bpf_link **slot;
 
 	if (!link)
@@ -103,7 +395,7 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	t->path = strdup(host_path);
 	if (!t->path)
 		return -ENOMEM;
-	err = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
+	err = attach_records(cl, t, file_key);
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
 		free(t->path);
@@ -230,7 +522,7 @@ void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int 
 		cl->procs[i].flushed = false;
 	for (size_t i = 0; i < cl->ntargets; i++) {
 		const struct bridge_target *t = &cl->targets[i];
-		int err = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed");
+		int err = attach_flushed(cl, t);
 
 		/* a process that exited meanwhile has nothing more to say */
 		if (err && !(t->pid > 0 && kill(t->pid, 0)))
@@ -246,6 +538,55 @@ void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int 
 			timeout_ms);
 }
 
+void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
+{
+	struct key_index ix = {0};
+	size_t n = 0;
+
+	if (!cl)
+		return;
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		struct bridge_target *t = &cl->targets[i];
+
+		if (t->pid > 0 && pid_list_has(dead, (uint32_t)t->pid)) {
+			reap_later(&cl->reaper, t->records);
+			free(t->path);
+			continue;
+		}
+		cl->targets[n++] = *t;
+	}
+	cl->ntargets = n;
+	/* an attachment that stays indexed is one a pid reused later would not get */
+	if (key_index_drop_pids(&cl->ix_targets, dead, 2))
+		gs_warn("out of memory: a new process that reuses an exited one's pid may not "
+			"get GPU records");
+	n = 0;
+	for (size_t i = 0; i < cl->nprocs; i++)
+		if (!pid_list_has(dead, cl->procs[i].pid) &&
+		    key_index_put(&ix, cl->procs[i].pid, 0, n++)) {
+			key_index_free(&ix);
+			return; /* out of memory: they stay */
+		}
+	n = 0;
+	for (size_t i = 0; i < cl->nprocs; i++)
+		if (!pid_list_has(dead, cl->procs[i].pid))
+			cl->procs[n++] = cl->procs[i];
+	cl->nprocs = n;
+	key_index_free(&cl->ix_procs);
+	cl->ix_procs = ix;
+}
+
+size_t cupti_link_tracked(const struct cupti_link *cl)
+{
+	size_t n = 0;
+
+	if (!cl)
+		return 0;
+	for (size_t i = 0; i < cl->ntargets; i++)
+		n += cl->targets[i].pid > 0;
+	return n + cl->nprocs;
+}
+
 uint64_t cupti_link_gaps(const struct cupti_link *cl)
 {
 	return cl ? cl->gaps : 0;
@@ -255,9 +596,16 @@ void cupti_link_detach(struct cupti_link *cl)
 {
 	if (!cl)
 		return;
+	/* concurrent detaches of uprobe_multi links share their grace periods */
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		reap_later(&cl->reaper, cl->targets[i].records);
+		cl->targets[i].records = (struct probe_link){.fd = -1};
+	}
 	for (size_t i = 0; i < cl->nlinks; i++)
-		bpf_link__destroy(cl->links[i]);
+		destroy_link(&cl->reaper,
+			     (struct probe_link){.link = cl->links[i], .fd = -1, .usdt = true});
 	cl->nlinks = 0;
+	reaper_stop(&cl->reaper);
 }
 
 void cupti_link_free(struct cupti_link *cl)
@@ -272,5 +620,11 @@ void cupti_link_free(struct cupti_link *cl)
 	free(cl->links);
 	free(cl->procs);
 	key_index_free(&cl->ix_procs);
+	free(cl->reaper.queue);
+	free(cl->sites);
+	key_index_free(&cl->ix_sites);
+	pthread_mutex_destroy(&cl->reaper.usdt_lock);
+	pthread_mutex_destroy(&cl->reaper.lock);
+	pthread_cond_destroy(&cl->reaper.wake);
 	free(cl);
 }

@@ -9,12 +9,14 @@
 #define GPUSPY_CUPTI_LINK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "records.h"
 
 struct cupti_bpf;
 struct cupti_link;
+struct pid_list;
 struct trace_writer;
 
 /* Polls the ring buffer for up to `timeout_ms`; what cupti_link_flush() waits with. */
@@ -38,6 +40,11 @@ int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
 void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int timeout_ms);
 /* Sequence gaps seen so far (batches a bridge sent that never arrived). */
 uint64_t cupti_link_gaps(const struct cupti_link *cl);
+/* Exited processes (record_exit.h): their bridge probes are detached (a uprobe and an fd
+ * each) and their sequence and flush state forgotten. */
+void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead);
+/* Per-process entries kept: attachments to one process's bridge, bridge states. */
+size_t cupti_link_tracked(const struct cupti_link *cl);
 void cupti_link_detach(struct cupti_link *cl);
 void cupti_link_free(struct cupti_link *cl);
 

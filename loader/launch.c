@@ -1,14 +1,43 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "launch.h"
 
-static void child_wait_and_exec(char *const argv[], int go_fd, int exec_fd)
+/* The file execvp() would run for `name`, found before tracing starts: execvp's own PATH
+ * search makes one failing execve per directory tried, which would count as the command's.
+ * False when none is found (execvp then reports why). */
+static bool resolve_in_path(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+	struct stat st;
+
+	if (strchr(name, '/'))
+		return false; /* run as given */
+	for (dir = path && *path ? path : "/usr/local/bin:/bin:/usr/bin"; dir;
+	     dir = end ? end + 1 : NULL) {
+		int dirlen;
+
+		end = strchr(dir, ':');
+		dirlen = end ? (int)(end - dir) : (int)strlen(dir);
+		if ((size_t)snprintf(out, len, "%.*s%s%s", dirlen, dir, dirlen ? "/" : "", name) >=
+		    len)
+			continue;
+		if (!stat(out, &st) && S_ISREG(st.st_mode) && !access(out, X_OK))
+			return true;
+	}
+	return false;
+}
+
+static void child_wait_and_exec(char *const argv[], const char *resolved, int go_fd, int exec_fd)
 {
 	char go;
 	int err;
@@ -17,7 +46,10 @@ static void child_wait_and_exec(char *const argv[], int go_fd, int exec_fd)
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);
 	close(go_fd);
-	execvp(argv[0], argv);
+	if (resolved)
+		execv(resolved, argv);
+	else
+		execvp(argv[0], argv);
 	err = errno;
 	if (write(exec_fd, &err, sizeof(err)) < 0)
 		_exit(127);
@@ -26,6 +58,8 @@ static void child_wait_and_exec(char *const argv[], int go_fd, int exec_fd)
 
 int launch_prepare(char *const argv[], struct launched_cmd *out)
 {
+	char resolved[PATH_MAX];
+	bool found = resolve_in_path(argv[0], resolved, sizeof(resolved));
 	int go[2], ex[2];
 	pid_t pid;
 
@@ -50,7 +84,7 @@ int launch_prepare(char *const argv[], struct launched_cmd *out)
 		close(go[1]);
 		close(ex[0]);
 		signal(SIGPIPE, SIG_DFL);
-		child_wait_and_exec(argv, go[0], ex[1]);
+		child_wait_and_exec(argv, found ? resolved : NULL, go[0], ex[1]);
 	}
 	close(go[0]);
 	close(ex[1]);

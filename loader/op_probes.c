@@ -15,6 +15,7 @@
 #include "op_symbols.h"
 #include "ops.skel.h"
 #include "proc_maps.h"
+#include "record_exit.h"
 #include "string_pool.h"
 #include "trace_writer.h"
 #include "uprobe_multi.h"
@@ -300,6 +301,19 @@ int op_probes_scan(struct op_probes *op, pid_t pid)
 		return 0;
 	err = proc_maps_for_each(pid, on_mapping, &c);
 	return err ? err : c.libs;
+}
+
+void op_probes_forget(struct op_probes *op, const struct pid_list *dead)
+{
+	if (!op)
+		return;
+	key_index_drop_pids(&op->reported, dead, 1);
+	key_index_drop_pids(&op->warned, dead, 1);
+}
+
+size_t op_probes_tracked(const struct op_probes *op)
+{
+	return op ? op->reported.n + op->warned.n : 0;
 }
 
 void op_probes_detach(struct op_probes *op)

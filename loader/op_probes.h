@@ -15,11 +15,13 @@
 #define GPUSPY_OP_PROBES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct gs_hdr;
 struct ops_bpf;
 struct op_probes;
+struct pid_list;
 struct trace_writer;
 
 /* `quiet`: no "probing N PyTorch operators" lines on stderr (-q). 0 or -errno. */
@@ -33,6 +35,10 @@ int op_probes_scan(struct op_probes *op, pid_t pid);
  * unwind its stack for a C++ exception; puts back the return addresses the kernel's return
  * probes replaced (bpf/ops.bpf.c: op_unwind), then resumes the process. Also after detach. */
 void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec);
+/* Exited processes (record_exit.h): what was said about them is forgotten. */
+void op_probes_forget(struct op_probes *op, const struct pid_list *dead);
+/* Per-process entries kept: (process, library) pairs said, processes warned about. */
+size_t op_probes_tracked(const struct op_probes *op);
 /* Detaches every probe; later scans do nothing. */
 void op_probes_detach(struct op_probes *op);
 void op_probes_free(struct op_probes *op);

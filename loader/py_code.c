@@ -169,12 +169,14 @@ static int write_record(struct trace_writer *w, pid_t pid, uint64_t code, uint32
 	return trace_writer_append(w, &c->hdr);
 }
 
-int py_code_write(struct trace_writer *w, const struct py_runtime *rt, pid_t pid, uint64_t code,
-		  uint32_t stamp, uint64_t ts)
+int py_code_write(struct trace_writer *w, const struct py_runtime *rt, pid_t pid, const pid_t *from,
+		  size_t nfrom, uint64_t code, uint32_t stamp, uint64_t ts)
 {
 	static struct code_text t;
-	int ret = read_code(pid, rt, code, stamp, &t);
+	int ret = -ENOENT;
 
+	for (size_t i = 0; i < nfrom && ret == -ENOENT; i++)
+		ret = read_code(from[i], rt, code, stamp, &t);
 	if (ret < 0)
 		return 0; /* the process is gone: nothing to say about its code */
 	if (ret > 0) {

@@ -28,9 +28,12 @@ struct trace_writer;
 int py_read_str(pid_t pid, const struct py_runtime *rt, uint64_t obj, char *buf, size_t len);
 
 /* Reads code object `code` of `pid`, seen with `stamp`, and appends its GS_REC_PY_CODE record
- * with timestamp `ts`. Nothing is written when the process is gone. 0, or -errno from the
- * writer. */
-int py_code_write(struct trace_writer *w, const struct py_runtime *rt, pid_t pid, uint64_t code,
-		  uint32_t stamp, uint64_t ts);
+ * with timestamp `ts`. The object is read from the first of the `nfrom` processes `from` that
+ * is still alive: `pid` itself, then the processes it was forked from, which hold the same
+ * objects at the same addresses for code that existed at the fork (the stamp is checked as
+ * ever), so the last stacks of a short-lived worker are named even once it is gone. Nothing is
+ * written when they are all gone. 0, or -errno from the writer. */
+int py_code_write(struct trace_writer *w, const struct py_runtime *rt, pid_t pid, const pid_t *from,
+		  size_t nfrom, uint64_t code, uint32_t stamp, uint64_t ts);
 
 #endif /* GPUSPY_PY_CODE_H */

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,14 @@
 #include "py_runtime.h"
 #include "py_stacks.h"
 #include "python.skel.h"
+#include "record_exit.h"
 #include "trace_writer.h"
 
 /* an exec'd process is looked at this long for an interpreter coming up, this often */
-#define WATCH_NS (2 * 1000000000ULL)
-#define RETRY_NS (20 * 1000000ULL)
-#define GONE	 (SIZE_MAX - 1) /* ix_procs value of a process no longer tracked */
+#define WATCH_NS  (2 * 1000000000ULL)
+#define RETRY_NS  (20 * 1000000ULL)
+#define GONE	  (SIZE_MAX - 1) /* ix_procs value of a process no longer tracked */
+#define ANCESTORS 4		 /* forking processes a gone child's code objects are read from */
 
 enum proc_state {
 	PROC_WATCHING, /* exec'd or found not ready: retried until the deadline */
@@ -30,6 +33,7 @@ enum proc_state {
 
 struct proc {
 	pid_t pid;
+	pid_t parent; /* the traced process it was forked from, or 0 */
 	enum proc_state state;
 	uint64_t deadline, last_try;
 	struct py_runtime rt;
@@ -44,6 +48,7 @@ struct py_stacks {
 	int map_fd;
 	struct proc **procs; /* NULL where a process was removed */
 	size_t nprocs, procs_cap;
+	size_t nremoved;	   /* NULL slots in procs[], dropped by compact() */
 	struct key_index ix_procs; /* pid -> procs[], or GONE */
 	struct bpf_link **links;   /* the sampler's, one per CPU */
 	size_t nlinks;
@@ -115,7 +120,47 @@ static void remove_proc(struct py_stacks *ps, pid_t pid)
 	key_index_free(&ps->procs[i]->codes);
 	free(ps->procs[i]);
 	ps->procs[i] = NULL;
+	ps->nremoved++;
 	key_index_put(&ps->ix_procs, (uint64_t)pid, 0, GONE);
+}
+
+/* Drops the slots of removed processes (and their GONE index entries) once they are at least
+ * as many as the live ones, so a recording's memory and py_stacks_tick()'s walk follow the
+ * processes alive, not every process it ever saw. Never while procs[] is being walked. */
+static void compact(struct py_stacks *ps)
+{
+	struct key_index ix = {0};
+	size_t n = 0;
+
+	if (ps->nremoved < 64 || ps->nremoved * 2 < ps->nprocs)
+		return;
+	for (size_t i = 0; i < ps->nprocs; i++)
+		if (ps->procs[i] && key_index_put(&ix, (uint64_t)ps->procs[i]->pid, 0, n++)) {
+			key_index_free(&ix);
+			return; /* out of memory: left as it is */
+		}
+	n = 0;
+	for (size_t i = 0; i < ps->nprocs; i++)
+		if (ps->procs[i])
+			ps->procs[n++] = ps->procs[i];
+	ps->nprocs = n;
+	ps->nremoved = 0;
+	key_index_free(&ps->ix_procs);
+	ps->ix_procs = ix;
+}
+
+/* Whether a process has exited (zombie or reaped): a pidfd turns readable then. */
+static bool exited(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	bool gone;
+
+	if (fd < 0)
+		return errno == ESRCH;
+	gone = poll(&p, 1, 0) > 0;
+	close(fd);
+	return gone;
 }
 
 static int write_proc_record(struct py_stacks *ps, const struct proc *p, uint32_t state,
@@ -238,7 +283,9 @@ int py_stacks_scan(struct py_stacks *ps, pid_t pid)
 static int on_fork(struct py_stacks *ps, const struct gs_fork *f)
 {
 	struct proc *parent = find_proc(ps, (pid_t)f->hdr.pid), *child;
+	uint32_t key = f->child_pid;
 	char msg[64];
+	int err;
 
 	if ((f->hdr.flags & GS_FORK_THREAD) || !parent || parent->state == PROC_DONE)
 		return 0;
@@ -249,17 +296,33 @@ static int on_fork(struct py_stacks *ps, const struct gs_fork *f)
 	if (!child)
 		return -ENOMEM;
 	child->rt = parent->rt;
+	child->parent = parent->pid;
 	snprintf(msg, sizeof(msg), "forked from pid %u", f->hdr.pid);
 	snprintf(child->rt.message, sizeof(child->rt.message), "%s: python %s, %s", parent->rt.path,
 		 parent->rt.version, msg);
-	return put_in_map(ps, child);
+	err = put_in_map(ps, child);
+	/* BPF copied the parent's entry at the fork and deletes it at the exit; a child that is
+	 * gone already (this record is read late) must not get it back. Its record of the exit,
+	 * later in the ring, removes it here: its stacks before that are still named. */
+	if (!err && child->state == PROC_TRACED && exited(child->pid))
+		bpf_map_delete_elem(ps->map_fd, &key);
+	return err;
 }
 
 /* The code objects of a stack new to the trace, read while they are (probably) alive. */
 static int write_codes(struct py_stacks *ps, struct proc *p, const struct gs_py_stack *s)
 {
+	pid_t from[1 + ANCESTORS] = {p->pid};
+	size_t nfrom = 1, idx;
 	int err = 0;
-	size_t idx;
+
+	/* a worker that exited since: what it inherited is in the processes it was forked from */
+	for (const struct proc *a = p; nfrom < 1 + ANCESTORS && a->parent;) {
+		a = find_proc(ps, a->parent);
+		if (!a)
+			break;
+		from[nfrom++] = a->pid;
+	}
 
 	for (uint32_t i = 0; i < s->nframes && !err; i++) {
 		const struct gs_py_frame *f = &s->frames[i];
@@ -268,7 +331,8 @@ static int write_codes(struct py_stacks *ps, struct proc *p, const struct gs_py_
 			continue;
 		if (key_index_put(&p->codes, f->code, f->stamp, 0))
 			return -ENOMEM;
-		err = py_code_write(ps->writer, &p->rt, p->pid, f->code, f->stamp, s->hdr.ts);
+		err = py_code_write(ps->writer, &p->rt, p->pid, from, nfrom, f->code, f->stamp,
+				    s->hdr.ts);
 	}
 	return err;
 }
@@ -318,6 +382,7 @@ int py_stacks_tick(struct py_stacks *ps, uint64_t now)
 {
 	int err = 0;
 
+	compact(ps);
 	for (size_t i = 0; i < ps->nprocs && !err; i++) {
 		struct proc *p = ps->procs[i];
 
@@ -381,6 +446,18 @@ void py_stacks_detach(struct py_stacks *ps)
 	for (size_t i = 0; i < ps->nlinks; i++)
 		bpf_link__destroy(ps->links[i]);
 	ps->nlinks = 0;
+}
+
+void py_stacks_forget(struct py_stacks *ps, const struct pid_list *dead)
+{
+	(void)dead; /* each was removed at its exit record (a pid reused since is a new process) */
+	if (ps)
+		compact(ps);
+}
+
+size_t py_stacks_tracked(const struct py_stacks *ps)
+{
+	return ps ? ps->nprocs : 0;
 }
 
 void py_stacks_free(struct py_stacks *ps)

@@ -15,11 +15,13 @@
 #define GPUSPY_PY_STACKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "records.h"
 
 struct bpf_session;
+struct pid_list;
 struct py_stacks;
 struct trace_writer;
 
@@ -36,6 +38,11 @@ int py_stacks_scan(struct py_stacks *ps, pid_t pid);
 int py_stacks_on_record(struct py_stacks *ps, const struct gs_hdr *rec);
 /* Retries the processes whose interpreter was not up yet; call it from the poll loop. */
 int py_stacks_tick(struct py_stacks *ps, uint64_t now);
+/* Exited processes (record_exit.h): each was forgotten at its exit record already (a gone
+ * child's entry in BPF's map too); the slots they left are dropped here. */
+void py_stacks_forget(struct py_stacks *ps, const struct pid_list *dead);
+/* Per-process entries kept (processes watched or traced, and slots not yet dropped). */
+size_t py_stacks_tracked(const struct py_stacks *ps);
 /* Starts the CPU sampler: a cpu-clock perf event per online CPU, every 1/hz s. 0 or -errno. */
 int py_stacks_attach_sampler(struct py_stacks *ps, uint32_t hz);
 /* Stops the sampler; records already in the ring buffer are still taken. */

@@ -21,7 +21,9 @@
 #include "py_stacks.h"
 #include "privileges.h"
 #include "procfs.h"
+#include "record_exit.h"
 #include "recorder.h"
+#include "stats_dump.h"
 #include "status_line.h"
 #include "trace_writer.h"
 
@@ -82,6 +84,8 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 
 	(void)size;
 	r->events++;
+	if (rec->type == GS_REC_EXIT || rec->type == GS_REC_FORK)
+		record_exit_on_record(r, rec); /* process churn: what exited processes left */
 	if (rec->type == GS_REC_PY_STACK) {
 		err = r->py ? py_stacks_on_record(r->py, rec) : 0;
 		goto out;
@@ -99,6 +103,10 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 	if (rec->type == GS_REC_CUDA_CALL || rec->type == GS_REC_CUDA_NAME ||
 	    rec->type == GS_REC_LIBS_CHANGED) {
 		err = r->cuda ? on_cuda_record(r, rec) : 0;
+		goto out;
+	}
+	if (rec->type == GS_REC_SYSCALL_FINAL) {
+		err = stats_write_syscall_final(r->writer, (const void *)rec);
 		goto out;
 	}
 	if (rec->type == GS_REC_OP_UNWIND) { /* the loader's business, not the trace's */

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
+#include "array_grow.h"
 #include "stats_dump.h"
 #include "trace_writer.h"
 
 /* Only nonzero histogram buckets are stored: most syscalls fill a handful. */
 static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_stats_key *k,
-			       const struct gs_syscall_stats_val *v, uint64_t ts)
+			       const struct gs_syscall_stats_val *v, uint64_t ts, __u32 flags)
 {
 	union {
 		struct gs_syscall_stats rec;
@@ -30,6 +35,7 @@ static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_s
 	r->hdr.pid = k->pid;
 	r->hdr.tid = k->tid;
 	r->hdr.ts = ts;
+	r->hdr.flags = flags;
 	r->nr = k->nr;
 	r->nbuckets = n;
 	r->sums = v->sums;
@@ -38,48 +44,115 @@ static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_s
 	return trace_writer_append(w, &r->hdr);
 }
 
+/* Whether thread `tid` of `pid` has exited. Its /proc entry goes after BPF's exit programs have
+ * run, so a gone thread's keys are ones BPF could not flush (ring buffer full): nothing else
+ * touches them any more. */
+static bool thread_gone(__u32 pid, __u32 tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* Keys of exited threads seen during a dump, taken out of the map after it: deleting while
+ * iterating would restart a hash map's iteration. */
+struct gone_keys {
+	void *keys;
+	size_t n, cap, key_size;
+};
+
+static int note_gone(struct gone_keys *g, const void *key)
+{
+	void *slot = array_grow(&g->keys, &g->n, &g->cap, g->key_size);
+
+	if (!slot)
+		return -ENOMEM;
+	memcpy(slot, key, g->key_size);
+	return 0;
+}
+
 int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
 {
+	struct gone_keys gone = {.key_size = sizeof(struct gs_syscall_stats_key)};
 	struct gs_syscall_stats_key key, next;
 	struct gs_syscall_stats_val val;
 	void *prev = NULL;
-	int err;
+	int err = 0;
 
-	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+	while (!err && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, &val))
-			continue; /* deleted meanwhile */
-		err = write_syscall_stats(w, &key, &val, ts);
-		if (err)
-			return err;
+		if (thread_gone(key.pid, key.tid))
+			err = note_gone(&gone, &key);
+		else if (!bpf_map_lookup_elem(map_fd, &key, &val)) /* else deleted meanwhile */
+			err = write_syscall_stats(w, &key, &val, ts, 0);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	if (!err && errno != ENOENT)
+		err = -errno;
+	/* final totals of threads that exited while the ring buffer was full */
+	for (size_t i = 0; i < gone.n && !err; i++) {
+		const struct gs_syscall_stats_key *k =
+		    (const void *)((char *)gone.keys + i * gone.key_size);
+
+		if (!bpf_map_lookup_and_delete_elem(map_fd, k, &val))
+			err = write_syscall_stats(w, k, &val, ts, GS_STATS_FINAL);
+	}
+	free(gone.keys);
+	return err;
+}
+
+static int write_offcpu_stats(struct trace_writer *w, const struct gs_offcpu_stats_key *k,
+			      const struct gs_offcpu_stats_val *v, uint64_t ts, __u32 flags)
+{
+	struct gs_offcpu_stats r = {
+	    .hdr = {.type = GS_REC_OFFCPU_STATS,
+		    .size = sizeof(r),
+		    .pid = k->pid,
+		    .tid = k->tid,
+		    .flags = flags,
+		    .ts = ts},
+	};
+
+	memcpy(r.ns, v->ns, sizeof(r.ns));
+	memcpy(r.count, v->count, sizeof(r.count));
+	return trace_writer_append(w, &r.hdr);
 }
 
 int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 {
+	struct gone_keys gone = {.key_size = sizeof(struct gs_offcpu_stats_key)};
 	struct gs_offcpu_stats_key key, next;
 	struct gs_offcpu_stats_val val;
 	void *prev = NULL;
-	int err;
+	int err = 0;
 
-	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		struct gs_offcpu_stats r = {
-		    .hdr = {.type = GS_REC_OFFCPU_STATS, .size = sizeof(r), .ts = ts},
-		};
-
+	while (!err && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, &val))
-			continue;
-		r.hdr.pid = key.pid;
-		r.hdr.tid = key.tid;
-		memcpy(r.ns, val.ns, sizeof(r.ns));
-		memcpy(r.count, val.count, sizeof(r.count));
-		err = trace_writer_append(w, &r.hdr);
-		if (err)
-			return err;
+		if (thread_gone(key.pid, key.tid))
+			err = note_gone(&gone, &key);
+		else if (!bpf_map_lookup_elem(map_fd, &key, &val))
+			err = write_offcpu_stats(w, &key, &val, ts, 0);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	if (!err && errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; i < gone.n && !err; i++) {
+		const struct gs_offcpu_stats_key *k =
+		    (const void *)((char *)gone.keys + i * gone.key_size);
+
+		if (!bpf_map_lookup_and_delete_elem(map_fd, k, &val))
+			err = write_offcpu_stats(w, k, &val, ts, GS_STATS_FINAL);
+	}
+	free(gone.keys);
+	return err;
+}
+
+int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec)
+{
+	struct gs_syscall_stats_key key = {.pid = rec->hdr.pid, .tid = rec->hdr.tid, .nr = rec->nr};
+
+	if (rec->hdr.size < sizeof(*rec))
+		return 0;
+	return write_syscall_stats(w, &key, &rec->val, rec->hdr.ts, GS_STATS_FINAL);
 }

@@ -15,6 +15,60 @@ bool py_model_takes(uint16_t type)
 	return type == GS_REC_PY_STACK || type == GS_REC_PY_CODE || type == GS_REC_PY_PROC;
 }
 
+static uint64_t frames_hash(const struct gs_py_stack *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		h = (h ^ s->frames[i].code) * 0x100000001b3ULL;
+		h = (h ^ ((uint64_t)s->frames[i].stamp << 32 | (uint32_t)s->frames[i].lasti)) *
+		    0x100000001b3ULL;
+	}
+	return h;
+}
+
+static bool same_frames(const struct py_frame *f, const struct gs_py_stack *s)
+{
+	for (uint32_t i = 0; i < s->nframes; i++)
+		if (f[i].addr != s->frames[i].code || f[i].stamp != s->frames[i].stamp ||
+		    f[i].lasti != s->frames[i].lasti)
+			return false;
+	return true;
+}
+
+/* The stack's frames: those of an earlier stack of the process that had the same ones (most
+ * do: a loop repeats its stacks), else appended; 0, or -1 out of memory. */
+static int stack_frames(struct py_model *pm, const struct gs_py_stack *s, uint32_t *first)
+{
+	uint64_t h = frames_hash(s), k2 = (uint64_t)s->hdr.pid << 32 | s->nframes;
+	size_t at;
+
+	if (!s->nframes) {
+		*first = 0;
+		return 0;
+	}
+	if (key_index_find(&pm->ix_runs, h, k2, &at) && same_frames(&pm->frames[at], s)) {
+		*first = (uint32_t)at;
+		return 0;
+	}
+	if (pm->nframes + s->nframes > UINT32_MAX)
+		return -1;
+	at = pm->nframes;
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		struct py_frame *f =
+		    array_grow((void **)&pm->frames, &pm->nframes, &pm->frames_cap, sizeof(*f));
+
+		if (!f)
+			return -1;
+		f->addr = s->frames[i].code;
+		f->stamp = s->frames[i].stamp;
+		f->lasti = s->frames[i].lasti;
+		f->code = PY_NONE;
+	}
+	*first = (uint32_t)at;
+	return key_index_put(&pm->ix_runs, h, k2, at);
+}
+
 static int on_stack(struct py_model *pm, const struct gs_py_stack *s)
 {
 	struct py_stack *e =
@@ -29,18 +83,8 @@ static int on_stack(struct py_model *pm, const struct gs_py_stack *s)
 	e->kind = s->kind;
 	e->flags = s->hdr.flags;
 	e->nframes = s->nframes;
-	e->first = pm->nframes;
-	for (uint32_t i = 0; i < s->nframes; i++) {
-		struct py_frame *f =
-		    array_grow((void **)&pm->frames, &pm->nframes, &pm->frames_cap, sizeof(*f));
-
-		if (!f)
-			return -1;
-		f->addr = s->frames[i].code;
-		f->stamp = s->frames[i].stamp;
-		f->lasti = s->frames[i].lasti;
-		f->code = PY_NONE;
-	}
+	if (stack_frames(pm, s, &e->first))
+		return -1;
 	if (s->kind < sizeof(pm->counts) / sizeof(pm->counts[0]))
 		pm->counts[s->kind]++;
 	return 0;
@@ -147,7 +191,7 @@ int py_code_line(const struct py_code *c, int32_t lasti)
 }
 
 /* Frames to their code records and lines; a (code, lasti) pair repeats across stacks, so its
- * line is computed once. */
+ * line is computed once (and frames shared by stacks of a process are resolved once). */
 static int resolve_frames(struct py_model *pm)
 {
 	struct key_index lines = {0};
@@ -160,6 +204,8 @@ static int resolve_frames(struct py_model *pm)
 			struct py_frame *f = &pm->frames[s->first + j];
 			size_t ci, line;
 
+			if (f->code != PY_NONE)
+				continue; /* shared with a stack resolved before */
 			if (!key_index_find(&pm->ix_codes, pid_key(s->pid, f->stamp), f->addr, &ci))
 				continue;
 			f->code = (uint32_t)ci;
@@ -207,6 +253,7 @@ static int index_threads(struct py_model *pm)
 
 int py_model_finish(struct py_model *pm)
 {
+	key_index_free(&pm->ix_runs);
 	if (pm->nstacks > UINT32_MAX)
 		return -1;
 	if (pm->nstacks) /* qsort(NULL, 0, ...) is undefined */
@@ -229,6 +276,7 @@ void py_model_free(struct py_model *pm)
 	free(pm->by_thread);
 	free(pm->max_end);
 	string_pool_free(&pm->names);
+	key_index_free(&pm->ix_runs);
 	key_index_free(&pm->ix_codes);
 	key_index_free(&pm->ix_threads);
 	key_index_free(&pm->ix_procs);

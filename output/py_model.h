@@ -48,8 +48,8 @@ struct py_stack {
 	uint32_t pid, tid;
 	uint32_t kind;	  /* enum gs_py_stack_kind */
 	uint32_t flags;	  /* GS_PY_TRUNCATED, GS_PY_NO_THREAD */
-	uint32_t nframes; /* leaf first: frames[first .. first + nframes) */
-	size_t first;
+	uint32_t nframes; /* leaf first: frames[first .. first + nframes), shared by the stacks */
+	uint32_t first;	  /* of a process with the same frames (a loop's stack repeats) */
 };
 
 /* One GS_REC_PY_PROC record: an interpreter found in a process, traced or refused. */
@@ -68,7 +68,8 @@ struct py_model {
 	size_t nstacks, stacks_cap;
 	struct py_frame *frames; /* the stacks' frames, each stack's contiguous */
 	size_t nframes, frames_cap;
-	struct py_proc *procs; /* in file order; a process may have several (exec) */
+	struct key_index ix_runs; /* while loading: (frames' hash, pid << 32 | n) -> first */
+	struct py_proc *procs;	  /* in file order; a process may have several (exec) */
 	size_t nprocs, procs_cap;
 	struct string_pool names;	   /* qualnames and file names */
 	uint64_t counts[GS_PY_SAMPLE + 1]; /* stacks by kind */

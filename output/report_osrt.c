@@ -70,7 +70,7 @@ static int build_sum(const struct trace_model *m, struct table *t)
 
 		duration_stats_init(&sum);
 		for (j = i; j < m->nsyscalls && by_nr[j]->nr == by_nr[i]->nr; j++)
-			duration_stats_merge(&sum, &by_nr[j]->stats);
+			trace_model_syscall_stats(m, by_nr[j], &sum);
 		if (!sum.count)
 			continue;
 		row = table_add_row(t);
@@ -86,6 +86,7 @@ static int build_sum(const struct trace_model *m, struct table *t)
 static int build_thread(const struct trace_model *m, struct table *t)
 {
 	uint64_t total = grand_total(m);
+	struct duration_stats stats;
 	char buf[32];
 
 	for (size_t i = 0; i < m->nsyscalls; i++) {
@@ -99,7 +100,9 @@ static int build_thread(const struct trace_model *m, struct table *t)
 		if (table_set_str(&row[2], trace_model_thread_name(m, s->pid, s->tid)) ||
 		    table_set_str(&row[11], gs_syscall_name(s->nr, buf, sizeof(buf))))
 			return -1;
-		fill_stats(&row[3], &s->stats, total);
+		duration_stats_init(&stats);
+		trace_model_syscall_stats(m, s, &stats);
+		fill_stats(&row[3], &stats, total);
 	}
 	return 0;
 }

@@ -33,16 +33,6 @@ static void describe_exit(const struct model_process *p, char *buf, size_t len)
 		snprintf(buf, len, "%d", WEXITSTATUS(status));
 }
 
-static uint64_t process_syscalls(const struct trace_model *m, uint32_t pid)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < m->nsyscalls; i++)
-		if (m->syscalls[i].pid == pid)
-			n += m->syscalls[i].stats.count;
-	return n;
-}
-
 static int build(const struct trace_model *m, struct table *t)
 {
 	char exit_desc[32];
@@ -57,7 +47,7 @@ static int build(const struct trace_model *m, struct table *t)
 		row[0].u = p->pid;
 		row[1].u = p->ppid;
 		row[2].u = p->threads;
-		row[3].u = process_syscalls(m, p->pid);
+		row[3].u = p->syscalls;
 		row[4].u = relative(m, p->start_ts);
 		row[5].u = p->exited ? relative(m, p->end_ts) : relative(m, m->end_ts);
 		if (table_set_str(&row[6], exit_desc) || table_set_str(&row[7], p->comm) ||

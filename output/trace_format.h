@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The gpuspy trace file (docs/FORMAT.md): a fixed header, then CRC-checked blocks of records.
- * Blocks are written whole, so a file cut short by a crash is readable up to its last complete
- * block; the trailer record tells a complete recording from a truncated one.
+ * Blocks are written whole and each decodes on its own, so a file cut short by a crash is
+ * readable up to its last complete block; the trailer record tells a complete recording from a
+ * truncated one.
  *
- * BPF records (bpf/records.h) are stored byte for byte; the loader's own records are here.
+ * Records are those of bpf/records.h (as BPF emits them) and the loader's own below. Format 2
+ * stores each block's records compressed (zstd, after a reversible time stamp transform);
+ * format 1 stored them byte for byte. Readers hand out the same records either way.
  */
 #ifndef GPUSPY_TRACE_FORMAT_H
 #define GPUSPY_TRACE_FORMAT_H
@@ -14,11 +17,13 @@
 #include "records.h"
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
-#define GS_TRACE_VERSION_MAJOR 1 /* readers refuse other majors */
-#define GS_TRACE_VERSION_MINOR 4 /* new record types bump this; readers skip unknown types */
-#define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian */
-#define GS_BLOCK_MAX_PAYLOAD   (1u << 20)
-#define GS_RECORD_MAX_SIZE     65528u /* the u16 size field, kept 8-aligned */
+#define GS_TRACE_VERSION_MAJOR 2 /* what the writer writes; readers read 1 and 2 */
+#define GS_TRACE_VERSION_MINOR 0 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_OLDEST_MAJOR  1 /* the oldest major readers still read */
+#define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian: format 1's raw blocks */
+#define GS_ZBLOCK_MAGIC	       0x425a5347u /* "GSZB" little-endian: format 2's blocks */
+#define GS_BLOCK_MAX_PAYLOAD   (1u << 20)  /* records in one block, decoded */
+#define GS_RECORD_MAX_SIZE     65528u	   /* the u16 size field, kept 8-aligned */
 
 struct gs_file_header {
 	char magic[8];
@@ -31,11 +36,33 @@ struct gs_file_header {
 	char kernel_release[64];
 };
 
+/* Format 1: the payload is the records themselves. */
 struct gs_block_header {
-	__u32 magic;
+	__u32 magic; /* GS_BLOCK_MAGIC */
 	__u32 payload_len;
 	__u32 record_count;
 	__u32 crc32; /* zlib crc32 of the payload */
+};
+
+enum gs_block_codec {
+	GS_CODEC_NONE = 0, /* stored as is (when compressing would not make it smaller) */
+	GS_CODEC_ZSTD = 1, /* one or more zstd frames */
+};
+
+/* gs_zblock_header.transform bits: undone in reverse order after decoding */
+#define GS_XFORM_TS_DELTA 1u /* each record's hdr.ts is stored minus the previous record's */
+#define GS_XFORM_KNOWN	  GS_XFORM_TS_DELTA
+
+/* Format 2: `stored_len` bytes follow, encoded by `codec`; decoded they are `raw_len` bytes of
+ * records (the transform undone), exactly `record_count` of them. */
+struct gs_zblock_header {
+	__u32 magic; /* GS_ZBLOCK_MAGIC */
+	__u32 stored_len;
+	__u32 raw_len;
+	__u32 record_count;
+	__u16 codec;	 /* enum gs_block_codec */
+	__u16 transform; /* GS_XFORM_* bits */
+	__u32 crc32;	 /* zlib crc32 of the 20 bytes above, continued over the stored bytes */
 };
 
 enum gs_trace_mode {
@@ -174,6 +201,7 @@ struct gs_trailer {
 
 GS_REC_ASSERT_SIZE(struct gs_file_header, 160);
 GS_REC_ASSERT_SIZE(struct gs_block_header, 16);
+GS_REC_ASSERT_SIZE(struct gs_zblock_header, 24);
 GS_REC_ASSERT_SIZE(struct gs_trace_info, 48);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats, 80);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats, 72);

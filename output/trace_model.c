@@ -112,34 +112,165 @@ static void on_trace_info(struct trace_model *m, const struct gs_trace_info *ti)
 	snprintf(m->command, sizeof(m->command), "%s", ti->command);
 }
 
-/* Statistics are cumulative checkpoints: a later record for the same key replaces it. */
-static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats *s)
-{
-	uint64_t key = pid_tid(s->hdr.pid, s->hdr.tid);
-	struct model_syscall *e;
-	size_t i;
+/*
+ * Statistics (trace_model.h). A thread's syscall keys are found through its chain; a key has an
+ * entry for the sum of its FINAL records (ts: the latest one's), one for its live checkpoint, or
+ * both while a thread that reused the tid runs; the load's end adds the two. A checkpoint entry
+ * that a FINAL superseded stays in the chain, empty, for the key's next checkpoint; emptied
+ * entries are taken out of syscalls[] at the end.
+ */
+enum { KEY_EMPTY = 0, KEY_CKPT = 1, KEY_FINISHED = 2 };
 
-	if (key_index_find(&m->ix_syscalls, key, s->nr, &i)) {
-		e = &m->syscalls[i];
-	} else {
-		e = array_grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
-		if (!e || key_index_put(&m->ix_syscalls, key, s->nr, m->nsyscalls - 1))
-			return -1;
+struct key_entries {
+	struct model_syscall *finished, *ckpt, *empty;
+};
+
+static void find_entries(struct trace_model *m, const struct model_thread *t, uint32_t nr,
+			 struct key_entries *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (uint32_t i = t->syscalls; i; i = m->syscalls[i - 1].next) {
+		struct model_syscall *e = &m->syscalls[i - 1];
+
+		if (e->nr != nr)
+			continue;
+		if (e->stats.owner_tag == KEY_FINISHED)
+			k->finished = e;
+		else if (e->stats.owner_tag == KEY_CKPT)
+			k->ckpt = e;
+		else
+			k->empty = e;
 	}
+}
+
+/* A new entry at the head of the thread's chain (`t` may move: passed by index). */
+static struct model_syscall *new_entry(struct trace_model *m, size_t thread,
+				       const struct gs_syscall_stats *s)
+{
+	struct model_syscall *e;
+
+	if (m->nsyscalls >= UINT32_MAX)
+		return NULL;
+	e = array_grow((void **)&m->syscalls, &m->nsyscalls, &m->syscalls_cap, sizeof(*e));
+	if (!e)
+		return NULL;
 	e->pid = s->hdr.pid;
 	e->tid = s->hdr.tid;
 	e->nr = s->nr;
-	duration_stats_init(&e->stats);
-	duration_stats_add_record(&e->stats, s);
-	m->stats_ts = s->hdr.ts;
-	if (!get_thread(m, s->hdr.pid, s->hdr.tid) || !get_process(m, s->hdr.pid))
+	e->next = m->threads[thread].syscalls;
+	m->threads[thread].syscalls = (uint32_t)m->nsyscalls;
+	key_stats_init(&e->stats);
+	return e;
+}
+
+/* An entry to hold a checkpoint or the finished sum: the key's empty one, or a new one. */
+static struct model_syscall *take_entry(struct trace_model *m, size_t thread, struct key_entries *k,
+					const struct gs_syscall_stats *s, uint8_t tag)
+{
+	struct model_syscall *e = k->empty ? k->empty : new_entry(m, thread, s);
+
+	k->empty = NULL;
+	if (e)
+		e->stats.owner_tag = tag;
+	return e;
+}
+
+/* A checkpoint replaces the live one, unless older than it or than the key's latest FINAL. */
+static int syscall_checkpoint(struct trace_model *m, size_t thread, struct key_entries *k,
+			      const struct gs_syscall_stats *s)
+{
+	struct model_syscall *e = k->ckpt;
+
+	if ((k->finished && s->hdr.ts < k->finished->ts) || (e && s->hdr.ts < e->ts))
+		return 0;
+	if (e)
+		key_stats_release(&m->hist, &e->stats);
+	else if (!(e = take_entry(m, thread, k, s, KEY_CKPT)))
 		return -1;
+	e->ts = s->hdr.ts;
+	return key_stats_add_record(&m->hist, &e->stats, s);
+}
+
+/* A FINAL adds to the finished sum and ends the live checkpoint if that was older: the same
+ * thread's. A checkpoint as new as the FINAL or newer is a thread that reused the tid. */
+static int syscall_final(struct trace_model *m, size_t thread, struct key_entries *k,
+			 const struct gs_syscall_stats *s)
+{
+	struct model_syscall *f = k->finished;
+
+	if (k->ckpt && k->ckpt->ts < s->hdr.ts) {
+		key_stats_release(&m->hist, &k->ckpt->stats);
+		k->ckpt->stats.owner_tag = KEY_EMPTY;
+		if (!k->empty)
+			k->empty = k->ckpt;
+		k->ckpt = NULL;
+	}
+	if (!f && !(f = take_entry(m, thread, k, s, KEY_FINISHED)))
+		return -1;
+	if (s->hdr.ts > f->ts)
+		f->ts = s->hdr.ts;
+	return key_stats_add_record(&m->hist, &f->stats, s);
+}
+
+static int on_syscall_stats(struct trace_model *m, const struct gs_syscall_stats *s)
+{
+	struct model_thread *t = get_thread(m, s->hdr.pid, s->hdr.tid);
+	struct key_entries k;
+	size_t thread;
+
+	if (!t || !get_process(m, s->hdr.pid))
+		return -1;
+	if (s->hdr.ts > m->stats_ts)
+		m->stats_ts = s->hdr.ts;
+	thread = (size_t)(t - m->threads);
+	find_entries(m, t, s->nr, &k);
+	return s->hdr.flags & GS_STATS_FINAL ? syscall_final(m, thread, &k, s)
+					     : syscall_checkpoint(m, thread, &k, s);
+}
+
+/* Each key's checkpoint added to its finished sum, when it has both; then one entry per key. */
+static int finish_syscall_stats(struct trace_model *m)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct model_thread *t = &m->threads[i];
+
+		for (uint32_t c = t->syscalls; c; c = m->syscalls[c - 1].next) {
+			struct model_syscall *e = &m->syscalls[c - 1];
+			struct key_entries k;
+
+			if (e->stats.owner_tag != KEY_CKPT)
+				continue;
+			find_entries(m, t, e->nr, &k);
+			if (!k.finished)
+				continue;
+			if (key_stats_add(&m->hist, &k.finished->stats, &e->stats))
+				return -1;
+			key_stats_release(&m->hist, &e->stats);
+			e->stats.owner_tag = KEY_EMPTY;
+		}
+		t->syscalls = 0; /* the chains end with the load */
+	}
+	for (size_t i = 0; i < m->nsyscalls; i++)
+		if (m->syscalls[i].stats.owner_tag != KEY_EMPTY)
+			m->syscalls[kept++] = m->syscalls[i];
+	m->nsyscalls = kept;
 	return 0;
 }
 
+static void add_reasons(uint64_t *ns, uint64_t *count, const struct gs_offcpu_stats *s)
+{
+	for (int r = 0; r < GS_OFFCPU_NREASONS; r++) {
+		ns[r] += s->ns[r];
+		count[r] += s->count[r];
+	}
+}
+
+/* The same rules as the syscall keys', per thread. */
 static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *s)
 {
-	uint64_t key = pid_tid(s->hdr.pid, s->hdr.tid);
+	uint64_t key = pid_tid(s->hdr.pid, s->hdr.tid), ts = s->hdr.ts;
 	struct model_offcpu *e;
 	size_t i;
 
@@ -149,29 +280,51 @@ static int on_offcpu_stats(struct trace_model *m, const struct gs_offcpu_stats *
 		e = array_grow((void **)&m->offcpu, &m->noffcpu, &m->offcpu_cap, sizeof(*e));
 		if (!e || key_index_put(&m->ix_offcpu, key, 0, m->noffcpu - 1))
 			return -1;
+		memset(e, 0, sizeof(*e));
+		e->pid = s->hdr.pid;
+		e->tid = s->hdr.tid;
 	}
-	e->pid = s->hdr.pid;
-	e->tid = s->hdr.tid;
-	memcpy(e->ns, s->ns, sizeof(e->ns));
-	memcpy(e->count, s->count, sizeof(e->count));
+	if (ts > m->stats_ts)
+		m->stats_ts = ts;
+	if (s->hdr.flags & GS_STATS_FINAL) {
+		if (e->has_ckpt && e->ckpt_ts < ts)
+			e->has_ckpt = false;
+		add_reasons(e->ns, e->count, s);
+		if (!e->has_final || ts > e->final_ts)
+			e->final_ts = ts;
+		e->has_final = true;
+	} else if (!(e->has_final && ts < e->final_ts) && !(e->has_ckpt && ts < e->ckpt_ts)) {
+		memset(e->ckpt_ns, 0, sizeof(e->ckpt_ns));
+		memset(e->ckpt_count, 0, sizeof(e->ckpt_count));
+		add_reasons(e->ckpt_ns, e->ckpt_count, s);
+		e->ckpt_ts = ts;
+		e->has_ckpt = true;
+	}
 	return get_thread(m, s->hdr.pid, s->hdr.tid) ? 0 : -1;
 }
 
+static void finish_offcpu_stats(struct trace_model *m)
+{
+	for (size_t i = 0; i < m->noffcpu; i++) {
+		struct model_offcpu *e = &m->offcpu[i];
+
+		for (int r = 0; e->has_ckpt && r < GS_OFFCPU_NREASONS; r++) {
+			e->ns[r] += e->ckpt_ns[r];
+			e->count[r] += e->ckpt_count[r];
+		}
+		e->has_ckpt = false;
+	}
+}
+
+/* One entry per (process, fd, inode), the latest name: a file opened again and again at the
+ * same fd (a loop reading it) costs one, and each distinct name is stored once. */
 static int on_fd_name(struct trace_model *m, const struct gs_fd_name *f)
 {
-	struct model_fd *e = array_grow((void **)&m->fds, &m->nfds, &m->fds_cap, sizeof(*e));
-	uint64_t key = pid_tid(f->hdr.pid, f->fd);
+	uint32_t id;
 
-	if (!e)
+	if (string_pool_intern(&m->fd_names, f->name, &id))
 		return -1;
-	e->pid = f->hdr.pid;
-	e->fd = f->fd;
-	e->ino = f->ino;
-	e->name = strdup(f->name);
-	if (!e->name)
-		return -1;
-	/* keyed by inode too: an fd number is reused, an (fd, inode) pair rarely */
-	return key_index_put(&m->ix_fds, key, f->ino, m->nfds - 1);
+	return key_index_put(&m->ix_fds, pid_tid(f->hdr.pid, f->fd), f->ino, id);
 }
 
 static int apply(struct trace_model *m, const struct gs_hdr *h)
@@ -240,6 +393,12 @@ static void count_threads(struct trace_model *m)
 		if (p)
 			p->threads++;
 	}
+	for (size_t i = 0; i < m->nsyscalls; i++) {
+		struct model_process *p = find_process(m, m->syscalls[i].pid);
+
+		if (p)
+			p->syscalls += m->syscalls[i].stats.count;
+	}
 }
 
 int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen)
@@ -249,6 +408,7 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 	int ret;
 
 	memset(m, 0, sizeof(*m));
+	hist_pool_init(&m->hist);
 	err[0] = '\0';
 	if (trace_reader_open(path, &r, err, errlen))
 		return -1;
@@ -270,6 +430,12 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 		snprintf(err, errlen, "%s", trace_reader_error(r));
 	m->complete = trace_reader_complete(r);
 	trace_reader_close(r);
+	if (!ret && finish_syscall_stats(m)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
+	if (!ret)
+		finish_offcpu_stats(m);
 	if (!ret && cuda_model_finish(&m->cuda)) {
 		snprintf(err, errlen, "out of memory");
 		ret = -1;
@@ -300,13 +466,11 @@ void trace_model_free(struct trace_model *m)
 	free(m->threads);
 	free(m->procs);
 	free(m->syscalls);
+	hist_pool_free(&m->hist);
 	free(m->offcpu);
-	for (size_t i = 0; i < m->nfds; i++)
-		free(m->fds[i].name);
-	free(m->fds);
+	string_pool_free(&m->fd_names);
 	key_index_free(&m->ix_threads);
 	key_index_free(&m->ix_procs);
-	key_index_free(&m->ix_syscalls);
 	key_index_free(&m->ix_offcpu);
 	key_index_free(&m->ix_fds);
 	cuda_model_free(&m->cuda);
@@ -314,6 +478,12 @@ void trace_model_free(struct trace_model *m)
 	op_model_free(&m->ops);
 	py_model_free(&m->py);
 	memset(m, 0, sizeof(*m));
+}
+
+void trace_model_syscall_stats(const struct trace_model *m, const struct model_syscall *s,
+			       struct duration_stats *into)
+{
+	duration_stats_add_key(into, &m->hist, &s->stats);
 }
 
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid)
@@ -343,6 +513,6 @@ const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint3
 	size_t i;
 
 	if (ino && key_index_find(&m->ix_fds, pid_tid(pid, fd), ino, &i))
-		return m->fds[i].name;
+		return string_pool_get(&m->fd_names, (uint32_t)i);
 	return NULL;
 }

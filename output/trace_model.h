@@ -17,11 +17,13 @@
 #include "key_index.h"
 #include "op_model.h"
 #include "py_model.h"
+#include "string_pool.h"
 #include "trace_format.h"
 
 struct model_thread {
 	uint32_t pid, tid;
 	char comm[GS_COMM_LEN];
+	uint32_t syscalls; /* while loading: its first syscalls[] entry + 1, chained by `next` */
 };
 
 struct model_process {
@@ -32,23 +34,32 @@ struct model_process {
 	int32_t exit_code;
 	bool exited;
 	uint32_t threads;
+	uint64_t syscalls; /* calls counted over its threads */
 };
 
+/*
+ * Statistics records are checkpoints (cumulative, the later replaces the earlier) and, with
+ * GS_STATS_FINAL, a thread's final totals at its exit, after which its key left the BPF map and
+ * a later record of the key is a new thread that reused the tid. A key's statistics are the sum
+ * of its FINAL records plus its live checkpoint: the latest one not older than the latest FINAL
+ * (an older one was that thread's, superseded by its final totals).
+ */
+
+/* A (process, thread, syscall) key: 80 bytes, plus 8 per nonzero histogram bucket. */
 struct model_syscall {
 	uint32_t pid, tid, nr;
-	struct duration_stats stats;
+	uint32_t next;		/* while loading: the thread's next entry + 1; 0: none */
+	uint64_t ts;		/* while loading: its checkpoint's, or its latest FINAL's */
+	struct key_stats stats; /* buckets in trace_model.hist; trace_model_syscall_stats() */
 };
 
 struct model_offcpu {
 	uint32_t pid, tid;
-	uint64_t ns[GS_OFFCPU_NREASONS];
-	uint64_t count[GS_OFFCPU_NREASONS];
-};
-
-struct model_fd {
-	uint32_t pid, fd;
-	uint64_t ino;
-	char *name;
+	uint64_t ns[GS_OFFCPU_NREASONS];    /* once loaded: the thread's totals */
+	uint64_t count[GS_OFFCPU_NREASONS]; /* (while loading, its FINAL records' sum) */
+	uint64_t ckpt_ns[GS_OFFCPU_NREASONS], ckpt_count[GS_OFFCPU_NREASONS];
+	uint64_t ckpt_ts, final_ts;
+	bool has_ckpt, has_final; /* while loading */
 };
 
 struct trace_model {
@@ -69,13 +80,15 @@ struct trace_model {
 	size_t nprocs, procs_cap;
 	struct model_syscall *syscalls;
 	size_t nsyscalls, syscalls_cap;
+	struct hist_pool hist; /* the syscall keys' histogram buckets */
 	struct model_offcpu *offcpu;
 	size_t noffcpu, offcpu_cap;
-	struct model_fd *fds;
-	size_t nfds, fds_cap;
-	uint64_t stats_ts; /* when the statistics were last checkpointed; 0: none in the file */
+	/* file names by (pid << 32 | fd, inode): one entry per (process, fd, file), the names
+	 * stored once each */
+	struct string_pool fd_names;
+	uint64_t stats_ts; /* the last statistics record's time; 0: none in the file */
 
-	struct key_index ix_threads, ix_procs, ix_syscalls, ix_offcpu, ix_fds;
+	struct key_index ix_threads, ix_procs, ix_offcpu, ix_fds; /* syscalls: by thread */
 	struct cuda_model cuda;
 	struct gpu_model gpu;
 	struct op_model ops; /* PyTorch operator calls */
@@ -86,6 +99,9 @@ struct trace_model {
  * truncated file loads with model->complete false. */
 int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen);
 void trace_model_free(struct trace_model *m);
+/* Adds key `s`'s statistics to `into` (a report row's). */
+void trace_model_syscall_stats(const struct trace_model *m, const struct model_syscall *s,
+			       struct duration_stats *into);
 const char *trace_model_thread_name(const struct trace_model *m, uint32_t pid, uint32_t tid);
 const struct model_process *trace_model_process(const struct trace_model *m, uint32_t pid);
 /* Every event counted lost, the GPU records' losses included. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Streams records into a trace file in bounded memory: one block buffer, written whole. */
+/* Streams records into a trace file in bounded memory: one block buffer, compressed (zstd) into
+ * one output buffer and written whole (docs/FORMAT.md, format 2). */
 #ifndef GPUSPY_TRACE_WRITER_H
 #define GPUSPY_TRACE_WRITER_H
 
@@ -10,10 +11,12 @@
 
 struct trace_writer;
 
-/* Creates `path` with mode 0600; refuses an existing file unless `overwrite`. 0 or -errno. */
+/* Creates `path` with mode 0600; refuses an existing file unless `overwrite`. Writes `header`
+ * with the magic, version and header size of the format written here. 0 or -errno. */
 int trace_writer_open(const char *path, bool overwrite, const struct gs_file_header *header,
 		      struct trace_writer **out);
-/* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno. */
+/* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno; after a
+ * failed write every call returns that error (the file ends in a partial block). */
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec);
 /* Appends a record made of `fixed_size` bytes at `fixed` (its hdr.size is set here) followed by
  * the string `tail`, cut to `max` bytes with its NUL, padded with zeros to 8 bytes: the shape
@@ -27,6 +30,8 @@ int trace_writer_finish(struct trace_writer *w, uint64_t end_ts);
 /* Closes without a trailer (the file then reads as truncated). */
 void trace_writer_abandon(struct trace_writer *w);
 
+/* Bytes in the file so far (header and compressed blocks) plus the raw size of the pending
+ * block, which is 0 right after trace_writer_flush(). */
 uint64_t trace_writer_bytes(const struct trace_writer *w);
 uint64_t trace_writer_records(const struct trace_writer *w);
 

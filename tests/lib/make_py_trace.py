@@ -5,6 +5,16 @@ python report, the collapsed output and the timeline can be checked against exac
 without a recording (docs/FORMAT.md is the format; bpf/records.h the record layouts).
 
 usage: make_py_trace.py OUT.gpuspy REPO_ROOT
+       make_py_trace.py --stats OUT.gpuspy            statistics checkpoints and FINAL records
+       make_py_trace.py --stats-truncated OUT.gpuspy  the same, cut short after a FINAL
+       make_py_trace.py --many-keys OUT.gpuspy PROCS SYSCALLS   a churn of short processes
+
+--stats and --stats-truncated: GS_REC_SYSCALL_STATS and GS_REC_OFFCPU_STATS records, both
+checkpoints (flags 0, cumulative) and FINAL records (flags GS_STATS_FINAL: a thread's totals at
+its exit), in the orders tests/stats_model.bats checks (stats_scenario() says what each key
+must add up to). --many-keys: PROCS single-threaded processes (fork, exec, exit) that each made
+SYSCALLS different syscalls (a few histogram buckets each) and slept, flushed as FINAL records:
+a trace with PROCS x SYSCALLS statistics keys, to measure what the model keeps per key.
 
 The scenario (pid 100; times from T0 in ms; period 1 ms):
   tid 100 samples  1..4  <module> > train > busy_loop
@@ -179,5 +189,141 @@ def main(out, root):
         f.write(header + block + payload)
 
 
+# --- statistics records (--stats, --stats-truncated, --many-keys) ---
+
+STATS_FINAL = 1  # hdr.flags of SYSCALL_STATS / OFFCPU_STATS: the thread exited, final totals
+HIST_SUB_SHIFT, HIST_MIN_SHIFT, HIST_OCTAVES = 2, 6, 34
+HIST_BUCKETS = HIST_OCTAVES << HIST_SUB_SHIFT
+BLOCK_MAX = 1 << 20
+
+
+def hist_bucket(d):
+    """bpf/osrt.bpf.c's hist_bucket()."""
+    if d < 1 << HIST_MIN_SHIFT:
+        return d >> (HIST_MIN_SHIFT - HIST_SUB_SHIFT)
+    msb = d.bit_length() - 1
+    octave = msb - HIST_MIN_SHIFT + 1
+    if octave >= HIST_OCTAVES:
+        return HIST_BUCKETS - 1
+    sub = (d >> (msb - HIST_SUB_SHIFT)) & ((1 << HIST_SUB_SHIFT) - 1)
+    return (octave << HIST_SUB_SHIFT) + sub
+
+
+def syscall_stats(pid, tid, nr, ts, durs, final=False):
+    """A SYSCALL_STATS record of the durations `durs` (all the calls so far: cumulative)."""
+    hist = {}
+    for d in durs:
+        hist[hist_bucket(d)] = hist.get(hist_bucket(d), 0) + 1
+    sumsq = sum(d * d for d in durs)
+    body = struct.pack("<II6Q", nr, len(hist), len(durs), sum(durs), min(durs, default=0),
+                       max(durs, default=0), sumsq & (2**64 - 1), sumsq >> 64)
+    body += b"".join(struct.pack("<II", b, c) for b, c in sorted(hist.items()))
+    return rec(102, body, pid=pid, tid=tid, ts=ts, flags=STATS_FINAL if final else 0)
+
+
+def offcpu_stats(pid, tid, ts, ns, count, final=False):
+    """An OFFCPU_STATS record: ns and count by reason (preempted, sleeping, uninterruptible)."""
+    return rec(103, struct.pack("<6Q", *ns, *count), pid=pid, tid=tid, ts=ts,
+               flags=STATS_FINAL if final else 0)
+
+
+def stats_scenario():
+    """Process 300's threads; the comment on each says what its key must add up to."""
+    p = 300
+    at = lambda ms: T0 + ms * MS
+    return [
+        trace_info(),
+        *(rec(6, name.ljust(16, b"\0"), pid=p, tid=t)
+          for t, name in ((301, b"ckpt-final"), (302, b"final-reuse"), (303, b"two-finals"),
+                          (304, b"ckpt-only"), (305, b"late-final"))),
+        # 301 read: two checkpoints, then the thread's final, which supersedes them: 4 calls
+        syscall_stats(p, 301, 0, at(10), [100, 200]),
+        syscall_stats(p, 301, 0, at(20), [100, 200, 300]),
+        syscall_stats(p, 301, 0, at(25), [100, 200, 300, 400], final=True),
+        # 302 write: a final, then a stale checkpoint written after it (older: dropped), then a
+        # new thread that reused the tid, still running at the end: 2 + 1 calls
+        syscall_stats(p, 302, 1, at(10), [1000, 3000], final=True),
+        syscall_stats(p, 302, 1, at(5), [1000]),
+        syscall_stats(p, 302, 1, at(30), [500]),
+        # 303 read: two threads, each checkpointed then final: 2 + 2 calls
+        syscall_stats(p, 303, 0, at(10), [50]),
+        syscall_stats(p, 303, 0, at(20), [50, 70], final=True),
+        syscall_stats(p, 303, 0, at(30), [2000]),
+        syscall_stats(p, 303, 0, at(40), [2000, 4000], final=True),
+        # 304 read: checkpoints only (a thread alive at the end): the last one, 2 calls
+        syscall_stats(p, 304, 0, at(10), [10]),
+        syscall_stats(p, 304, 0, at(20), [10, 20]),
+        # 305 read: a reused tid's checkpoint written before the earlier thread's final (its
+        # exit was drained after the checkpoint dump): both count, 1 + 2 calls
+        syscall_stats(p, 305, 0, at(30), [7000]),
+        syscall_stats(p, 305, 0, at(20), [1000, 2000], final=True),
+        # off-CPU 301: checkpoint then final; 302: final then a reused tid's checkpoint; 305:
+        # as its syscalls
+        offcpu_stats(p, 301, at(10), [0, 100, 0], [0, 1, 0]),
+        offcpu_stats(p, 301, at(25), [0, 300, 50], [0, 2, 1], final=True),
+        offcpu_stats(p, 302, at(10), [10, 1000, 0], [1, 1, 0], final=True),
+        offcpu_stats(p, 302, at(30), [0, 7, 0], [0, 1, 0]),
+        offcpu_stats(p, 305, at(30), [0, 7, 0], [0, 1, 0]),
+        offcpu_stats(p, 305, at(20), [0, 3, 0], [0, 1, 0], final=True),
+    ]
+
+
+def many_keys(procs, syscalls):
+    """Processes 1000.. each exec'd, made `syscalls` syscalls a few times and exited."""
+    recs = [trace_info()]
+    for i in range(procs):
+        pid, ts = 1000 + i, T0 + i * 100_000
+        name = f"short{i % 1000}".encode().ljust(16, b"\0")
+        recs.append(rec(3, struct.pack("<II", pid, pid) + name, pid=1, tid=1, ts=ts))
+        recs.append(rec(4, name + b"/usr/bin/true".ljust(96, b"\0"), pid=pid, tid=pid, ts=ts))
+        for nr in range(syscalls):
+            durs = [200 + 37 * nr, 250 + 37 * nr, 900 + nr * 111, 5000 + (i % 7) * 1000]
+            recs.append(syscall_stats(pid, pid, nr, ts + 50_000, durs, final=True))
+        recs.append(offcpu_stats(pid, pid, ts + 50_000, [200, 5000, 1000], [1, 3, 1], final=True))
+        recs.append(rec(5, struct.pack("<iI", 0, 0) + name, pid=pid, tid=pid, ts=ts + 50_000,
+                        flags=1))
+    return recs
+
+
+def write_blocks(out, recs, trailer=True, cut=None):
+    """Records in blocks of at most 1 MiB, then the trailer; `cut`: a last block of these
+    records written only in part (a recording that stopped mid-write), and no trailer."""
+    if trailer and cut is None:
+        recs = recs + [rec(105, struct.pack("<Q", len(recs)), ts=T0 + 10**12)]
+    header = struct.pack("<8sHHIQQ64s64s", b"GPUSPYTR", 1, 4, 160, 1_700_000_000 * 10**9, T0,
+                         b"synthetic", b"6.0")
+
+    def block(rs):
+        payload = b"".join(rs)
+        return struct.pack("<IIII", 0x4B425347, len(payload), len(rs),
+                           zlib.crc32(payload)) + payload
+
+    with open(out, "wb") as f:
+        f.write(header)
+        run, size = [], 0
+        for r in recs:
+            if size + len(r) > BLOCK_MAX:
+                f.write(block(run))
+                run, size = [], 0
+            run.append(r)
+            size += len(r)
+        if run:
+            f.write(block(run))
+        if cut:
+            whole = block(cut)
+            f.write(whole[:len(whole) - 8])
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--stats":
+        write_blocks(sys.argv[2], stats_scenario())
+    elif sys.argv[1] == "--stats-truncated":
+        # every block up to the finals is whole; the next one (another final and checkpoint
+        # of 301) was being written when the recording stopped: not read
+        later = [syscall_stats(300, 301, 0, T0 + 60 * MS, [1, 2, 3, 4, 5], final=True),
+                 syscall_stats(300, 304, 0, T0 + 60 * MS, [10, 20, 30])]
+        write_blocks(sys.argv[2], stats_scenario(), cut=later)
+    elif sys.argv[1] == "--many-keys":
+        write_blocks(sys.argv[2], many_keys(int(sys.argv[3]), int(sys.argv[4])))
+    else:
+        main(sys.argv[1], sys.argv[2])
