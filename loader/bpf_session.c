@@ -172,6 +172,10 @@ static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cf
 	if (err)
 		return err;
 	CONFIGURE_RODATA(s->cupti, cfg);
+	/* uprobe_multi links detach without the RCU grace period (~0.1 s) a perf-event uprobe
+	 * costs, which adds up with many short CUDA processes */
+	bpf_program__set_expected_attach_type(s->cupti->progs.bridge_records_regs,
+					      GS_BPF_TRACE_UPROBE_MULTI);
 	err = share_common_maps(s->cupti->obj, s->osrt->obj);
 	if (err)
 		return err;

@@ -34,12 +34,10 @@ struct bridge_proc {
 	bool started; /* gpuspy started its bridge (loaded on attach): it answers a flush */
 };
 
-/* A probe of the bridge: a uprobe_multi link's fd, or a libbpf link (`usdt`: made by libbpf's
- * USDT support, see struct reaper). */
+/* A probe of the bridge: a uprobe_multi link's fd, or a libbpf link (see struct reaper). */
 struct probe_link {
 	struct bpf_link *link;
 	int fd; /* -1: none */
-	bool usdt;
 };
 
 /* One attachment to a bridge: a file, in one process or (pid -1) in all. */
@@ -64,8 +62,10 @@ struct bridge_site {
  * A perf-event uprobe's detach also holds the kernel's event_mutex for that long, which every
  * perf-event uprobe attach needs: so the probe is a uprobe_multi link where the program allows
  * it (loaded for BPF_TRACE_UPROBE_MULTI), which attaches and detaches without it, and grace
- * periods of concurrent detaches overlap. Links made by libbpf's USDT support share state in
- * libbpf (the object's USDT spec ids): every USDT attach and detach takes `usdt_lock`.
+ * periods of concurrent detaches overlap. libbpf links (a perf-event uprobe, or libbpf's USDT
+ * support, which shares state in libbpf: the object's USDT spec ids) are detached one at a
+ * time under `usdt_lock`, which every USDT attach takes too: more at once would only queue on
+ * event_mutex, ahead of the next process's attach.
  */
 struct reaper {
 	pthread_mutex_t usdt_lock;
@@ -118,11 +118,11 @@ static void destroy_link(struct reaper *r, struct probe_link it)
 {
 	if (it.fd >= 0)
 		close(it.fd);
-	if (it.usdt)
-		pthread_mutex_lock(&r->usdt_lock);
+	if (!it.link)
+		return;
+	pthread_mutex_lock(&r->usdt_lock);
 	bpf_link__destroy(it.link);
-	if (it.usdt)
-		pthread_mutex_unlock(&r->usdt_lock);
+	pthread_mutex_unlock(&r->usdt_lock);
 }
 
 static void *reap(void *arg)
@@ -357,7 +357,6 @@ static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64
 		t->records.link = bpf_program__attach_uprobe_opts(regs, t->pid, t->path,
 								  (size_t)site->off, &opts);
 	} else {
-		t->records.usdt = true;
 		t->records.link = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
 	}
 	return t->records.link ? 0 : -errno;
@@ -602,8 +601,7 @@ void cupti_link_detach(struct cupti_link *cl)
 		cl->targets[i].records = (struct probe_link){.fd = -1};
 	}
 	for (size_t i = 0; i < cl->nlinks; i++)
-		destroy_link(&cl->reaper,
-			     (struct probe_link){.link = cl->links[i], .fd = -1, .usdt = true});
+		destroy_link(&cl->reaper, (struct probe_link){.link = cl->links[i], .fd = -1});
 	cl->nlinks = 0;
 	reaper_stop(&cl->reaper);
 }
