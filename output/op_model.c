@@ -46,11 +46,17 @@ static int on_call(struct op_model *om, const struct gs_op_call *c)
 	return 0;
 }
 
-int op_model_apply(struct op_model *om, const struct gs_hdr *h)
+int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls)
 {
 	if (h->type == GS_REC_OP_NAME)
 		return on_name(om, (const void *)h);
-	return on_call(om, (const void *)h);
+	om->calls_seen++;
+	return keep_calls ? on_call(om, (const void *)h) : 0;
+}
+
+int op_model_apply(struct op_model *om, const struct gs_hdr *h)
+{
+	return op_model_apply_only(om, h, true);
 }
 
 /* Thread, then start; at equal starts the longer (enclosing) call first. */

@@ -45,13 +45,16 @@ struct op_model {
 	size_t nnames;
 	struct op_call *calls; /* sorted by (pid, tid, ts) after op_model_finish() */
 	size_t ncalls, calls_cap;
+	uint64_t calls_seen;	     /* GS_REC_OP_CALL records, kept in calls[] or only counted */
 	uint64_t gpu_ops_inside;     /* GPU records launched inside some operator */
 	struct key_index ix_threads; /* (pid, tid) -> first calls[] index of the thread */
 };
 
 /* Whether op_model_apply() takes this record type. */
 bool op_model_takes(uint16_t type);
-/* Takes GS_REC_OP_CALL and GS_REC_OP_NAME in file order; 0, or -1 when out of memory. */
+/* Takes GS_REC_OP_CALL and GS_REC_OP_NAME in file order; 0, or -1 when out of memory.
+ * Without `keep_calls` a call is only counted. */
+int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls);
 int op_model_apply(struct op_model *om, const struct gs_hdr *h);
 /* After the last record and gpu_model_finish(): sorts, nests, attributes GPU time. 0, or -1
  * when out of memory. */

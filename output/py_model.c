@@ -69,6 +69,12 @@ static int stack_frames(struct py_model *pm, const struct gs_py_stack *s, uint32
 	return key_index_put(&pm->ix_runs, h, k2, at);
 }
 
+void py_model_count_stack(struct py_model *pm, const struct gs_py_stack *s)
+{
+	if (s->kind < sizeof(pm->counts) / sizeof(pm->counts[0]))
+		pm->counts[s->kind]++;
+}
+
 static int on_stack(struct py_model *pm, const struct gs_py_stack *s)
 {
 	struct py_stack *e =
@@ -85,8 +91,7 @@ static int on_stack(struct py_model *pm, const struct gs_py_stack *s)
 	e->nframes = s->nframes;
 	if (stack_frames(pm, s, &e->first))
 		return -1;
-	if (s->kind < sizeof(pm->counts) / sizeof(pm->counts[0]))
-		pm->counts[s->kind]++;
+	py_model_count_stack(pm, s);
 	return 0;
 }
 

@@ -84,6 +84,8 @@ struct py_model {
 
 /* Whether py_model_apply() takes this record type. */
 bool py_model_takes(uint16_t type);
+/* A GS_REC_PY_STACK record counted in `counts` and not kept (a load that needs no stacks). */
+void py_model_count_stack(struct py_model *pm, const struct gs_py_stack *s);
 /* Takes GS_REC_PY_* records in file order; 0, or -1 when out of memory. */
 int py_model_apply(struct py_model *pm, const struct gs_hdr *h);
 /* After the last record: sorts the stacks, resolves frames to code records and lines. 0, or

@@ -264,8 +264,9 @@ static void print_header(const struct trace_model *m, FILE *out)
 				    : "none (the recording did not reach a checkpoint)");
 	print_cuda_header(&m->cuda, out);
 	print_gpu_header(&m->gpu, out);
-	if (m->ops.ncalls)
-		fprintf(out, "pytorch operator calls: %zu\n", m->ops.ncalls);
+	if (m->ops.calls_seen)
+		fprintf(out, "pytorch operator calls: %llu\n",
+			(unsigned long long)m->ops.calls_seen);
 	print_losses(m, out);
 }
 
@@ -387,7 +388,7 @@ static void default_reports(const struct trace_model *m, struct report_opts *o)
 		o->reports[o->nreports++] = &report_cuda_gpu_mem_time_sum;
 		o->reports[o->nreports++] = &report_gpu_util;
 	}
-	if (m->ops.ncalls)
+	if (m->ops.calls_seen)
 		o->reports[o->nreports++] = &report_ops;
 	if (m->py.counts[GS_PY_SAMPLE])
 		o->reports[o->nreports++] = &report_python;
@@ -432,23 +433,56 @@ static int print_folded(const struct trace_model *m, const struct report_opts *o
 	return 0;
 }
 
+/* The optional parts of the model (TRACE_MODEL_*) the reports read: the others' loads leave
+ * them out, since they are most of a long recording's memory when Python processes ran. */
+static unsigned model_needs(const struct report_opts *o)
+{
+	unsigned keep = 0;
+
+	for (size_t i = 0; i < o->nreports; i++) {
+		if (o->reports[i] == &report_python || o->reports[i] == &report_python_stacks)
+			keep |= TRACE_MODEL_PY_STACKS;
+		if (o->reports[i] == &report_ops)
+			keep |= TRACE_MODEL_OP_CALLS |
+				(o->params.group_by_stack ? TRACE_MODEL_PY_STACKS : 0);
+	}
+	return keep;
+}
+
+/* The model with what the reports need: the default reports depend on what the trace holds,
+ * so they are chosen from a load without the optional parts, loaded again when they need some. */
+static int load_for_reports(struct report_opts *o, struct trace_model *m)
+{
+	bool defaults = !o->nreports;
+	char err[256];
+
+	if (trace_model_load_only(o->path, m, model_needs(o), err, sizeof(err)))
+		goto fail;
+	if (defaults)
+		default_reports(m, o);
+	if (defaults && model_needs(o)) {
+		trace_model_free(m);
+		if (trace_model_load_only(o->path, m, model_needs(o), err, sizeof(err)))
+			goto fail;
+	}
+	return 0;
+fail:
+	gs_error("cannot read %s: %s", o->path, err);
+	return GS_EXIT_BAD_TRACE;
+}
+
 int report_main(int argc, char **argv)
 {
 	struct report_opts o = {.format = TABLE_TEXT};
 	struct trace_model m;
-	char err[256];
 	int ret = parse_args(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
 	if (o.folded && (ret = check_folded(&o)))
 		return ret;
-	if (trace_model_load(o.path, &m, err, sizeof(err))) {
-		gs_error("cannot read %s: %s", o.path, err);
-		return GS_EXIT_BAD_TRACE;
-	}
-	if (!o.nreports)
-		default_reports(&m, &o);
+	if ((ret = load_for_reports(&o, &m)))
+		return ret;
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);

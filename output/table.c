@@ -58,36 +58,62 @@ static double cell_number(const struct table_col *col, const struct table_cell *
 	return col->kind == COL_INT || col->kind == COL_ID ? (double)cell->u : cell->d;
 }
 
-/* Insertion sort on row indices: stable, and reports have at most a few thousand rows. */
-void table_sort(struct table *t, int col)
+/* Whether row a goes before row b: numbers descending, text ascending. */
+static bool row_before(const struct table *t, int col, size_t a, size_t b)
 {
 	const struct table_col *c = &t->cols[col];
-	size_t w = t->ncols, bytes = w * sizeof(struct table_cell);
-	struct table_cell *tmp = malloc(bytes);
+	const struct table_cell *x = &t->cells[a * t->ncols + (size_t)col];
+	const struct table_cell *y = &t->cells[b * t->ncols + (size_t)col];
 
-	if (!tmp || col < 0 || (size_t)col >= w) {
-		free(tmp);
+	if (c->kind == COL_STR)
+		return strcmp(x->s ? x->s : "", y->s ? y->s : "") < 0;
+	return cell_number(c, x) > cell_number(c, y);
+}
+
+/* Stable: on a tie the earlier row stays first. */
+static void merge_sort(const struct table *t, int col, size_t *v, size_t *tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
 		return;
-	}
-	for (size_t i = 1; i < t->nrows; i++) {
-		size_t j = i;
+	merge_sort(t, col, v, tmp, h);
+	merge_sort(t, col, v + h, tmp, n - h);
+	while (i < h && j < n)
+		tmp[k++] = row_before(t, col, v[j], v[i]) ? v[j++] : v[i++];
+	while (i < h)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
 
-		memcpy(tmp, &t->cells[i * w], bytes);
-		while (j > 0) {
-			const struct table_cell *prev = &t->cells[(j - 1) * w + (size_t)col];
-			bool before =
-			    c->kind == COL_STR
-				? strcmp(tmp[col].s ? tmp[col].s : "", prev->s ? prev->s : "") < 0
-				: cell_number(c, &tmp[col]) > cell_number(c, prev);
+/* A merge sort of row indices, then the rows moved once: O(n log n), for host-wide traces'
+ * hundreds of thousands of rows. Out of memory, the rows keep their order. */
+void table_sort(struct table *t, int col)
+{
+	size_t n = t->nrows, w = t->ncols, *idx, *tmp;
+	struct table_cell *cells;
 
-			if (!before)
-				break;
-			memcpy(&t->cells[j * w], &t->cells[(j - 1) * w], bytes);
-			j--;
-		}
-		memcpy(&t->cells[j * w], tmp, bytes);
+	if (col < 0 || (size_t)col >= w || n < 2)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	tmp = malloc(n * sizeof(*tmp));
+	cells = malloc(n * w * sizeof(*cells));
+	if (idx && tmp && cells) {
+		for (size_t i = 0; i < n; i++)
+			idx[i] = i;
+		merge_sort(t, col, idx, tmp, n);
+		for (size_t i = 0; i < n; i++)
+			memcpy(&cells[i * w], &t->cells[idx[i] * w], w * sizeof(*cells));
+		free(t->cells);
+		t->cells = cells;
+		t->cap = n;
+		cells = NULL;
 	}
+	free(cells);
 	free(tmp);
+	free(idx);
 }
 
 void table_limit(struct table *t, size_t n)

@@ -86,7 +86,8 @@ struct gs_hist_bucket {
 	__u32 count;
 };
 
-/* GS_REC_SYSCALL_STATS: exact per-(process, thread, syscall) totals, a cumulative checkpoint. */
+/* GS_REC_SYSCALL_STATS: exact per-(process, thread, syscall) totals, a cumulative checkpoint;
+ * with GS_STATS_FINAL in hdr.flags (records.h), the thread's final totals at its exit. */
 struct gs_syscall_stats {
 	struct gs_hdr hdr;
 	__u32 nr;
@@ -95,7 +96,8 @@ struct gs_syscall_stats {
 	struct gs_hist_bucket buckets[];
 };
 
-/* GS_REC_OFFCPU_STATS: exact per-thread off-CPU totals by reason, a cumulative checkpoint. */
+/* GS_REC_OFFCPU_STATS: exact per-thread off-CPU totals by reason, a cumulative checkpoint;
+ * with GS_STATS_FINAL in hdr.flags (records.h), the thread's final totals at its exit. */
 struct gs_offcpu_stats {
 	struct gs_hdr hdr;
 	__u64 ns[GS_OFFCPU_NREASONS];

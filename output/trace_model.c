@@ -378,7 +378,11 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 		if (gpu_model_takes(h->type))
 			return gpu_model_apply(&m->gpu, h);
 		if (op_model_takes(h->type))
-			return op_model_apply(&m->ops, h);
+			return op_model_apply_only(&m->ops, h, m->kept & TRACE_MODEL_OP_CALLS);
+		if (h->type == GS_REC_PY_STACK && !(m->kept & TRACE_MODEL_PY_STACKS)) {
+			py_model_count_stack(&m->py, (const void *)h);
+			return 0;
+		}
 		if (py_model_takes(h->type))
 			return py_model_apply(&m->py, h);
 		return 0; /* newer record types: skipped */
@@ -403,11 +407,18 @@ static void count_threads(struct trace_model *m)
 
 int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen)
 {
+	return trace_model_load_only(path, m, TRACE_MODEL_ALL, err, errlen);
+}
+
+int trace_model_load_only(const char *path, struct trace_model *m, unsigned keep, char *err,
+			  size_t errlen)
+{
 	struct trace_reader *r;
 	const struct gs_hdr *h;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
+	m->kept = keep;
 	hist_pool_init(&m->hist);
 	err[0] = '\0';
 	if (trace_reader_open(path, &r, err, errlen))

@@ -5,6 +5,13 @@
  * loss counters, the CUDA API calls (cuda_model.h), the CUPTI bridge's GPU records
  * (gpu_model.h) and the PyTorch operator calls (op_model.h). Spans are not kept: the exporter
  * streams them separately, and the GPU join and gpu_idle read the file again (`path`).
+ *
+ * Memory does not grow with syscall and off-CPU spans. It grows with what reports must hold:
+ * about 80 bytes per (process, thread, syscall) key plus 8 per nonzero histogram bucket, a few
+ * hundred bytes per thread and process, an index entry per (process, fd, file) name (each name
+ * stored once), 8 bytes per CUDA API call (exact medians), GPU records, and, when a load keeps
+ * them (TRACE_MODEL_*), 52 bytes per Python stack (frames stored once per distinct stack) and
+ * 64 per PyTorch operator call.
  */
 #ifndef GPUSPY_TRACE_MODEL_H
 #define GPUSPY_TRACE_MODEL_H
@@ -63,7 +70,8 @@ struct model_offcpu {
 };
 
 struct trace_model {
-	char *path; /* the trace file, for the passes that read it again */
+	char *path;    /* the trace file, for the passes that read it again */
+	unsigned kept; /* TRACE_MODEL_* parts loaded */
 	struct gs_file_header header;
 	char command[1024];
 	uint64_t osrt_threshold_ns, offcpu_threshold_ns;
@@ -95,9 +103,18 @@ struct trace_model {
 	struct py_model py;  /* Python interpreters, code objects and stacks */
 };
 
+/* What a load may leave out, for reports that do not need it: memory that grows with the
+ * recording's length. Counts (py.counts) are kept either way. */
+#define TRACE_MODEL_PY_STACKS 1u /* every Python stack: python, python_stacks, ops by stack */
+#define TRACE_MODEL_OP_CALLS  2u /* every PyTorch operator call (ops.calls_seen counts them) */
+#define TRACE_MODEL_ALL	      (TRACE_MODEL_PY_STACKS | TRACE_MODEL_OP_CALLS)
+
 /* 0, or -1 with a one-line message in err (a corrupt file; nothing is left to free). A
  * truncated file loads with model->complete false. */
 int trace_model_load(const char *path, struct trace_model *m, char *err, size_t errlen);
+/* The same keeping only what `keep` (TRACE_MODEL_* bits) names of the optional parts. */
+int trace_model_load_only(const char *path, struct trace_model *m, unsigned keep, char *err,
+			  size_t errlen);
 void trace_model_free(struct trace_model *m);
 /* Adds key `s`'s statistics to `into` (a report row's). */
 void trace_model_syscall_stats(const struct trace_model *m, const struct model_syscall *s,
