@@ -45,9 +45,10 @@ floor_pid=
 
 # floor_start ARGS...: starts empty_probes with ARGS and waits for its probes to be live
 floor_start() {
+	: > "$work/floor.err" # here, not in the child: the wait below must not see the last run's line
 	"$build/bench/empty_probes" "$@" 2> "$work/floor.err" &
 	floor_pid=$!
-	if ! wait_line "$work/floor.err" attached 60 "$floor_pid"; then
+	if ! wait_line "$work/floor.err" "attached [0-9]* probes" 60 "$floor_pid"; then
 		wait "$floor_pid" || true
 		floor_pid=
 		bench_fail "empty_probes $* did not attach: $(tail -1 "$work/floor.err")"
@@ -71,6 +72,7 @@ rec_start() {
 	rs_out=$1
 	rs_target=$2
 	shift 2
+	: > "$work/rec.err"
 	"$build/gpuspy" record -p "$rs_target" -f -o "$rs_out" "$@" 2> "$work/rec.err" &
 	rec_pid=$!
 	if ! wait_line "$work/rec.err" "gpuspy: recording" 60 "$rec_pid"; then

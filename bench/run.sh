@@ -11,8 +11,9 @@
 #                            ping-pong, one CPU)              sched_switch             1s -- WORKLOAD, its syscall
 #                                                                                      side taken out (below)
 #   CUDA call                launch_bench on the simulated    empty uprobe+uretprobe   gpuspy record --no-cupti
-#                            CUDA stack (3 probed calls per   on the same functions    -- WORKLOAD
-#                            launch)
+#                            CUDA stack (3 probed calls per   on the same functions    -- WORKLOAD (a note adds
+#                            launch)                                                   the floor under gpuspy
+#                                                                                      --no-cuda)
 #   PyTorch op               bench/torch_loop.py (CNN step)   empty uprobe session on  gpuspy record -p LOOP
 #                                                             every at::_ops::*::call  (default settings)
 #   sustained span events    syscall_bench (EVENT_THREADS)    -                        --osrt-threshold 0
@@ -20,22 +21,31 @@
 #   bytes/event              the 1-thread recording above     -                        file size / events
 #
 # "added" is a cost over the untraced workload of the same run; ratio = gpuspy added / floor
-# added. Each figure is the best (lowest time) of REPEATS runs, the configurations interleaved
-# run by run so that a slow phase of the machine hits all of them. Timing is measured inside
-# the workloads. The table goes to stdout, progress to stderr.
+# added. Each figure is the best (lowest time) of REPEATS rounds, a round running every
+# configuration of a row once, so that a slow phase of the machine hits all of them. A round
+# counts only when no other BPF tracing program was loaded and kernel.bpf_stats_enabled was 0
+# right before and after it (other gpuspy runs on the machine slow every syscall; bpf_stats adds
+# two clock reads to every BPF program run, floors included); others are redone, up to 2 x
+# REPEATS rounds, and the table says when a row had fewer quiet rounds. Timing is measured
+# inside the workloads. The table goes to stdout, progress to stderr.
 #
 # Context switch: the ping-pong's handoffs are futex calls, which gpuspy's syscall tracing also
 # sees. The workload times the same calls without switching (ns_per_syscall) and counts its
 # syscalls per switch, so the syscall side is taken out of gpuspy's figure:
-#   added = (switch_gpuspy - switch_untraced) - syscalls_per_switch * (syscall_gpuspy - syscall_untraced)
-# (the floor likewise); --osrt-threshold 1s keeps the blocking futex waits from becoming spans,
-# which the non-blocking calls would not show.
+#   added = (switch_gpuspy - switch_untraced)
+#           - syscalls_per_switch * median over rounds (syscall_gpuspy - syscall_untraced)
+# --osrt-threshold 1s keeps the blocking futex waits from becoming spans, which the
+# non-blocking calls would not show; off-CPU spans keep their default threshold. The floor
+# attaches nothing to syscalls: its added cost is switch_floor - switch_untraced.
+#
+# PyTorch op: per operator call = per-iteration time / operator calls per iteration (counted
+# in gpuspy's recording); a gpuspy round that recorded fewer calls than the others is not used.
 #
 # usage: bench/run.sh [BUILD_DIR] [--only ROWS] [--repeats N] [ITERATIONS [REPEATS]]   (as root)
 #   ROWS: comma-separated among syscall, ctx, cuda, ops, events (default: all)
 #   ITERATIONS: syscall_bench iterations (default 200000; 3 syscalls each)
-#   REPEATS: runs per configuration (default 7; the PyTorch row: 3)
-#   sh bench/run.sh build --only syscall    the two syscall rows alone, about 20 s
+#   REPEATS: rounds per row (default 7; the PyTorch and sustained rows: at most 5)
+#   sh bench/run.sh build --only syscall    the two syscall rows alone, 20-40 s
 # environment: PYTHON (default /usr/bin/python3.11, needs torch), CTX_ROUNDS (default 100000),
 #   LAUNCHES (default 100000), OPS_ITERS (default 300), EVENT_ITERS (default 300000),
 #   EVENT_THREADS (workload threads of the sustained rows, default "1"; "1 2": a row each)
@@ -68,7 +78,7 @@ while [ $# -gt 0 ]; do
 done
 iters=${iters:-200000}
 repeats=${repeats:-7}
-ops_repeats=$((repeats < 3 ? repeats : 3))
+ops_repeats=$((repeats < 5 ? repeats : 5))
 ctx_rounds=${CTX_ROUNDS:-100000}
 launches=${LAUNCHES:-100000}
 ops_iters=${OPS_ITERS:-300}
@@ -121,11 +131,16 @@ quiet() { # TICKS: waits up to TICKS x 50 ms (ours linger ~150 ms after they exi
 }
 seen_foreign=0
 seen_stats=0
+# CPU pressure (PSI "some": time in which some task waited for a CPU) during each row, as a
+# share of the row's time: other work on the machine, which the quiet check does not see
+psi_total() { sed -n 's/^some .*total=\([0-9]*\).*/\1/p' /proc/pressure/cpu 2> /dev/null || true; }
+pressure=
 
 # rounds NAME N FUNC VAR...: runs FUNC (one round of every configuration of a row, setting the
-# VARs; round_bad=1 when a run did not measure what it should) until N rounds were quiet, at most
-# 2N tries; best_VAR is then the lowest VAR of the quiet
-# rounds, or of all rounds when none was (the row is then listed as perturbed).
+# VARs; round_bad=1 when a run did not measure what it should) until N rounds were quiet, at
+# most 2N tries; best_VAR is then the lowest VAR of the quiet rounds, or of all rounds when none
+# was (the row is then listed as perturbed). Each round is also a line "QUIET VAR..." (QUIET 1
+# or 0) of $work/rounds.FUNC.
 perturbed_rows=
 rounds() {
 	rd_name=$1
@@ -133,6 +148,10 @@ rounds() {
 	rd_func=$3
 	shift 3
 	for v; do eval "best_$v= dirty_$v="; done
+	rd_log=$work/rounds.$rd_func
+	: > "$rd_log"
+	rd_psi0=$(psi_total)
+	rd_t0=$(now_ns)
 	rd_clean=0
 	rd_tries=0
 	while [ $rd_clean -lt "$rd_n" ] && [ $rd_tries -lt $((2 * rd_n)) ]; do
@@ -144,6 +163,9 @@ rounds() {
 		$rd_func
 		quiet 10 || rd_q=0
 		[ $round_bad = 0 ] || rd_q=0
+		rd_line=$rd_q
+		for v; do eval "rd_line=\"\$rd_line \$$v\""; done
+		echo "$rd_line" >> "$rd_log"
 		for v; do
 			if [ $rd_q = 1 ]; then
 				eval "best_$v=\$(min \"\$$v\" \"\$best_$v\")"
@@ -154,6 +176,11 @@ rounds() {
 		rd_clean=$((rd_clean + rd_q))
 		rd_tries=$((rd_tries + 1))
 	done
+	rd_psi1=$(psi_total)
+	if [ -n "$rd_psi0" ] && [ -n "$rd_psi1" ]; then
+		pressure="$pressure, $rd_name $(echo "$rd_psi0 $rd_psi1 $rd_t0 $(now_ns)" |
+			awk '{ printf "%.0f%%", 100 * ($2 - $1) * 1000 / ($4 - $3) }')"
+	fi
 	if [ $rd_clean = 0 ]; then
 		for v; do eval "best_$v=\$dirty_$v"; done
 		perturbed_rows="$perturbed_rows, $rd_name (no quiet round in $rd_tries)"
@@ -177,6 +204,14 @@ run_field() {
 }
 
 sub() { echo "$1 $2" | awk '{ print $1 - $2 }'; }
+
+# median_of FILE AWK-EXPR: the median of EXPR (over the fields of rounds.FUNC lines: $1 QUIET,
+# $2... the VARs) over the quiet rounds, or over all rounds when none was quiet
+median_of() {
+	awk -v q=1 "\$1 == q { print $2 }" "$1" | sort -g > "$work/median"
+	[ -s "$work/median" ] || awk "{ print $2 }" "$1" | sort -g > "$work/median"
+	awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }' "$work/median"
+}
 
 rows=$work/rows
 : > "$rows"
@@ -234,7 +269,7 @@ ctx_round() {
 	floor_start --sched
 	ctx_run "$cb" "$ctx_rounds"
 	floor_stop
-	fsw=$sw fsc=$sc fspw=$spw
+	fsw=$sw fsc=$sc
 	ctx_run "$gpuspy" record -f --osrt-threshold 1s -o "$work/c.gpuspy" -- "$cb" "$ctx_rounds"
 	gsw=$sw gsc=$sc gspw=$spw
 	recorded_counts "$work/ctx.err"
@@ -243,13 +278,17 @@ ctx_round() {
 if want ctx; then
 	progress "context switch row: $ctx_rounds ping-pong rounds, best of $repeats"
 	cb=$build/bench/ctxswitch_bench
-	rounds "context switch" "$repeats" ctx_round psw psc fsw fsc gsw gsc
-	fadd=$(echo "$best_fsw $best_psw $fspw $best_fsc $best_psc" | awk '{ print ($1 - $2) - $3 * ($4 - $5) }')
-	gadd=$(echo "$best_gsw $best_psw $gspw $best_gsc $best_psc" | awk '{ print ($1 - $2) - $3 * ($4 - $5) }')
+	# the floor attaches nothing to syscalls; gpuspy's syscall side is the median of the
+	# rounds' (gpuspy - untraced) futex call cost, each pair measured seconds apart
+	rounds "context switch" "$repeats" ctx_round psw psc fsw fsc gsw gsc gspw
+	dsc=$(median_of "$work/rounds.ctx_round" '$7 - $3')
+	spw=$(median_of "$work/rounds.ctx_round" '$8')
+	fadd=$(sub "$best_fsw" "$best_psw")
+	gadd=$(echo "$best_gsw $best_psw $spw $dsc" | awk '{ print ($1 - $2) - $3 * $4 }')
 	row "context switch, traced ping-pong (syscall side taken out)" ns/switch "$best_psw" "$fadd" "$gadd" 2
-	echo "$best_psw $best_psc $best_fsw $best_fsc $best_gsw $best_gsc $gspw $ctx_events $ctx_rounds" | awk '{
-		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call; floor %.1f, %.1f; gpuspy %.1f, %.1f, %.2f futex calls/switch: %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording\n", \
-			$1, $2, $3, $4, $5, $6, $7, $7 * ($6 - $2), $8 / $9 }' >> "$notes"
+	echo "$best_psw $best_psc $best_fsw $best_gsw $best_gsc $spw $dsc $ctx_events $ctx_rounds" | awk '{
+		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call without switching; floor %.1f/switch; gpuspy %.1f/switch, %.1f/futex call; %.2f futex calls/switch x %.1f (median gpuspy - untraced per call) = %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording\n", \
+			$1, $2, $3, $4, $5, $6, $7, $6 * $7, $8 / $9 }' >> "$notes"
 fi
 
 # --- CUDA call ---------------------------------------------------------------------------
@@ -257,6 +296,10 @@ cuda_round() {
 	cp=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
 	floor_start "$libs/libcudart.so.13" "$libs/libcuda.so.1"
 	cf=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+	# the floor under gpuspy's syscall tracing alone: the simulated stack makes syscalls of its
+	# own (gettid) and every uretprobe returns through one, which gpuspy's syscall hooks see
+	cs=$(run_field ns_per_launch "$gpuspy" record -q -f --no-cuda -o "$work/ks.gpuspy" -- \
+		env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
 	floor_stop
 	ct=$(run_field ns_per_launch "$gpuspy" record -q -f --no-cupti -o "$work/k.gpuspy" -- \
 		env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
@@ -265,10 +308,12 @@ if want cuda; then
 	lb=$build/targets/cuda/launch_bench
 	if [ -x "$lb" ] && [ -f "$libs/libcudart.so.13" ] && [ -f "$libs/libcuda.so.1" ]; then
 		progress "CUDA row: $launches launches on the simulated stack, best of $repeats"
-		rounds CUDA "$repeats" cuda_round cp cf ct
+		rounds CUDA "$repeats" cuda_round cp cf cs ct
 		row "traced CUDA call (launch_bench: 3 calls per launch, --no-cupti)" ns/launch "$best_cp" \
 			"$(sub "$best_cf" "$best_cp")" "$(sub "$best_ct" "$best_cp")" 1.3
-		echo "CUDA (ns/launch): untraced $best_cp, floor $best_cf ($floor_probes empty probes), gpuspy --no-cupti $best_ct" >> "$notes"
+		echo "$best_cp $best_cf $floor_probes $best_ct $best_cs" | awk '{
+			printf "CUDA (ns/launch): untraced %.1f, floor %.1f (%d empty probes), gpuspy --no-cupti %.1f; floor + gpuspy --no-cuda (its syscall tracing of the workload and of the uretprobe returns) %.1f: gpuspy added / that added %.2fx\n", \
+				$1, $2, $3, $4, $5, ($5 > $1) ? ($4 - $1) / ($5 - $1) : 0 }' >> "$notes"
 	else
 		progress "CUDA row skipped: $lb or $libs not built (make BUILD=$build fakecuda)"
 		echo "CUDA row not measured: make BUILD=$build fakecuda" >> "$notes"
@@ -296,20 +341,23 @@ ops_round() {
 	ot=$iter_us
 	rc=$("$gpuspy" report "$work/op.gpuspy" --report ops --format json 2> "$work/opr.err" |
 		sed -n 's/.*"calls": *\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
-	if [ "$rc" -gt 0 ]; then
-		calls=$(max "$rc" "$calls")
-	else
+	if [ "$rc" -eq 0 ]; then
 		round_bad=1
-		progress "gpuspy recorded no PyTorch operator call in this round (redone): $(tail -1 "$work/rec.err") $(tail -1 "$work/opr.err")"
+		progress "gpuspy recorded no PyTorch operator call in this round (redone):"
+		cat "$work/rec.err" "$work/opr.err" >&2
 	fi
 }
 if want ops; then
 	if "$py" -c 'import torch' 2> /dev/null; then
 		progress "PyTorch row: $ops_iters training iterations, median per iteration, best of $ops_repeats"
 		iters=$ops_iters
-		calls=0
-		rounds PyTorch "$ops_repeats" ops_round op of ot
+		rounds PyTorch "$ops_repeats" ops_round op of ot rc
+		# a recording that missed operator calls ran faster: gpuspy's figure is the best of the
+		# rounds that saw (nearly) all of them
+		calls=$(awk '$5 > n { n = $5 } END { print n + 0 }' "$work/rounds.ops_round")
 		[ "$calls" -gt 0 ] || bench_fail "gpuspy saw no PyTorch operator call"
+		best_ot=$(awk -v n="$calls" '$5 >= 0.95 * n && $1 == 1 { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
+		[ -n "$best_ot" ] || best_ot=$(awk -v n="$calls" '$5 >= 0.95 * n { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
 		opi=$(echo "$calls $ops_iters" | awk '{ print $1 / $2 }')
 		row "PyTorch op (torch_loop.py, $(printf %.0f "$opi") ops/iteration)" ns/op \
 			"$(echo "$best_op $opi" | awk '{ print $1 * 1000 / $2 }')" \
@@ -374,4 +422,5 @@ echo
 sed 's/^/- /' "$notes"
 [ $seen_stats = 0 ] || echo "- kernel.bpf_stats_enabled=1 at times during the run: every BPF program run (floors and gpuspy) then paid two clock reads; such rounds were redone"
 [ $seen_foreign = 0 ] || echo "- other BPF tracing programs were loaded at times during the run (another gpuspy?); such rounds were redone"
+[ -z "$pressure" ] || echo "- CPU pressure (PSI some: share of the time some task waited for a CPU) per row:${pressure#,}; it includes the bench's own helper processes (gpuspy start-up, bpftool), so compare it between runs: higher means other work shared the CPUs"
 [ -z "$perturbed_rows" ] || echo "- WARNING: perturbed rows${perturbed_rows#,}: rerun when the machine is quiet"
