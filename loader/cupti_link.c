@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
 #include "cli.h"
@@ -307,34 +305,6 @@ static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *
 	return site;
 }
 
-/* BPF_LINK_CREATE's uprobe_multi fields (Linux 6.6+; the installed uapi header predates
- * them), here with a pid and a semaphore, which loader/uprobe_multi.c does not set. */
-struct uprobe_multi_attr {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, multi_flags, pid;
-};
-
-static int uprobe_multi_in(int prog_fd, const char *path, uint64_t off, uint64_t sema, pid_t pid)
-{
-	union {
-		struct uprobe_multi_attr a;
-		unsigned char attr[sizeof(union bpf_attr) > 128 ? sizeof(union bpf_attr) : 128];
-	} u;
-	long fd;
-
-	memset(&u, 0, sizeof(u));
-	u.a.prog_fd = (uint32_t)prog_fd;
-	u.a.attach_type = GS_BPF_TRACE_UPROBE_MULTI;
-	u.a.path = (uint64_t)(uintptr_t)path;
-	u.a.offsets = (uint64_t)(uintptr_t)&off;
-	u.a.ref_ctr_offsets = sema ? (uint64_t)(uintptr_t)&sema : 0;
-	u.a.cnt = 1;
-	u.a.pid = pid > 0 ? (uint32_t)pid : 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
-	return fd < 0 ? -errno : (int)fd;
-}
-
 /* gpuspy:records in one process (or all): where the note puts its arguments in registers, a
  * uprobe_multi link or else a plain uprobe, which detach without libbpf's USDT state
  * (struct reaper); libbpf's USDT support otherwise. */
@@ -348,7 +318,8 @@ static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64
 	    bpf_program__expected_attach_type(regs) ==
 		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
 		t->records.fd =
-		    uprobe_multi_in(bpf_program__fd(regs), t->path, site->off, site->sema, t->pid);
+		    uprobe_multi_attach_one(bpf_program__fd(regs), t->path, site->off, site->sema,
+					    t->pid > 0 ? (uint32_t)t->pid : 0);
 		return t->records.fd < 0 ? t->records.fd : 0;
 	}
 	if (site && site->regs) {

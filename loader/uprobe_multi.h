@@ -18,6 +18,10 @@
  * `retprobe`. Returns the link fd (close it to detach) or -errno. */
 int uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
 			const uint64_t *cookies, uint32_t n, bool retprobe);
+/* One probe at `offset` of `path` with a USDT semaphore at file offset `sema` (0: none), in
+ * process `pid` only (0: every process). Link fd or -errno. */
+int uprobe_multi_attach_one(int prog_fd, const char *path, uint64_t offset, uint64_t sema,
+			    uint32_t pid);
 /* The same with a uprobe session program (loaded with GS_BPF_TRACE_UPROBE_SESSION): it runs
  * at entry and, unless its entry returned nonzero, at return. Link fd or -errno. */
 int uprobe_session_attach(int prog_fd, const char *path, const uint64_t *offsets,
