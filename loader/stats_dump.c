@@ -55,6 +55,20 @@ static bool thread_gone(__u32 pid, __u32 tid)
 	return access(path, F_OK) && errno == ENOENT;
 }
 
+/* Both statistics maps: keys start with (pid, tid), values up to the larger one's size. */
+struct thread_key {
+	__u32 pid, tid;
+};
+
+typedef int (*write_stats_fn)(struct trace_writer *w, const void *key, const void *val, uint64_t ts,
+			      __u32 flags);
+
+struct stats_map {
+	int fd;
+	size_t key_size;
+	write_stats_fn write;
+};
+
 /* Keys of exited threads seen during a dump, taken out of the map after it: deleting while
  * iterating would restart a hash map's iteration. */
 struct gone_keys {
@@ -72,39 +86,62 @@ static int note_gone(struct gone_keys *g, const void *key)
 	return 0;
 }
 
-int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
+/* A checkpoint of every live thread's key, then the final totals of threads that exited while
+ * the ring buffer was full (BPF could not flush them). */
+static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
 {
-	struct gone_keys gone = {.key_size = sizeof(struct gs_syscall_stats_key)};
-	struct gs_syscall_stats_key key, next;
-	struct gs_syscall_stats_val val;
+	struct gone_keys gone = {.key_size = m->key_size};
+	union {
+		struct gs_syscall_stats_key s;
+		struct gs_offcpu_stats_key o;
+	} key, next;
+	union {
+		struct gs_syscall_stats_val s;
+		struct gs_offcpu_stats_val o;
+	} val;
+	const struct thread_key *ids = (const void *)&key;
 	void *prev = NULL;
 	int err = 0;
 
-	while (!err && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		key = next;
+	while (!err && bpf_map_get_next_key(m->fd, prev, &next) == 0) {
+		memcpy(&key, &next, m->key_size);
 		prev = &key;
-		if (thread_gone(key.pid, key.tid))
+		if (thread_gone(ids->pid, ids->tid))
 			err = note_gone(&gone, &key);
-		else if (!bpf_map_lookup_elem(map_fd, &key, &val)) /* else deleted meanwhile */
-			err = write_syscall_stats(w, &key, &val, ts, 0);
+		else if (!bpf_map_lookup_elem(m->fd, &key, &val)) /* else deleted meanwhile */
+			err = m->write(w, &key, &val, ts, 0);
 	}
 	if (!err && errno != ENOENT)
 		err = -errno;
-	/* final totals of threads that exited while the ring buffer was full */
 	for (size_t i = 0; i < gone.n && !err; i++) {
-		const struct gs_syscall_stats_key *k =
-		    (const void *)((char *)gone.keys + i * gone.key_size);
+		const void *k = (const char *)gone.keys + i * gone.key_size;
 
-		if (!bpf_map_lookup_and_delete_elem(map_fd, k, &val))
-			err = write_syscall_stats(w, k, &val, ts, GS_STATS_FINAL);
+		if (!bpf_map_lookup_and_delete_elem(m->fd, k, &val))
+			err = m->write(w, k, &val, ts, GS_STATS_FINAL);
 	}
 	free(gone.keys);
 	return err;
 }
 
-static int write_offcpu_stats(struct trace_writer *w, const struct gs_offcpu_stats_key *k,
-			      const struct gs_offcpu_stats_val *v, uint64_t ts, __u32 flags)
+static int write_syscall_entry(struct trace_writer *w, const void *key, const void *val,
+			       uint64_t ts, __u32 flags)
 {
+	return write_syscall_stats(w, key, val, ts, flags);
+}
+
+int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
+{
+	const struct stats_map m = {map_fd, sizeof(struct gs_syscall_stats_key),
+				    write_syscall_entry};
+
+	return dump_map(&m, w, ts);
+}
+
+static int write_offcpu_entry(struct trace_writer *w, const void *key, const void *val, uint64_t ts,
+			      __u32 flags)
+{
+	const struct gs_offcpu_stats_key *k = key;
+	const struct gs_offcpu_stats_val *v = val;
 	struct gs_offcpu_stats r = {
 	    .hdr = {.type = GS_REC_OFFCPU_STATS,
 		    .size = sizeof(r),
@@ -121,31 +158,9 @@ static int write_offcpu_stats(struct trace_writer *w, const struct gs_offcpu_sta
 
 int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 {
-	struct gone_keys gone = {.key_size = sizeof(struct gs_offcpu_stats_key)};
-	struct gs_offcpu_stats_key key, next;
-	struct gs_offcpu_stats_val val;
-	void *prev = NULL;
-	int err = 0;
+	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key), write_offcpu_entry};
 
-	while (!err && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (thread_gone(key.pid, key.tid))
-			err = note_gone(&gone, &key);
-		else if (!bpf_map_lookup_elem(map_fd, &key, &val))
-			err = write_offcpu_stats(w, &key, &val, ts, 0);
-	}
-	if (!err && errno != ENOENT)
-		err = -errno;
-	for (size_t i = 0; i < gone.n && !err; i++) {
-		const struct gs_offcpu_stats_key *k =
-		    (const void *)((char *)gone.keys + i * gone.key_size);
-
-		if (!bpf_map_lookup_and_delete_elem(map_fd, k, &val))
-			err = write_offcpu_stats(w, k, &val, ts, GS_STATS_FINAL);
-	}
-	free(gone.keys);
-	return err;
+	return dump_map(&m, w, ts);
 }
 
 int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec)
