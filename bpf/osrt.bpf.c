@@ -380,21 +380,22 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The exiting thread's set of used syscalls, copied once from its task storage. */
 struct exit_flush {
-	struct task_struct *task;
+	__u64 nrs_used[NR_TRACKED / 64];
 	__u32 tgid, tid;
 	__u64 ts;
 };
 
-static __always_inline bool nr_used(struct task_struct *task, __u32 nr)
+static __always_inline bool nr_used(const struct exit_flush *f, __u32 nr)
 {
-	struct inflight *in = bpf_task_storage_get(&inflight_by_task, task, 0, 0);
+	__u32 word = nr / 64;
 
 	/* bounds the index for the verifier; the barrier keeps clang from dropping the mask as
 	 * redundant with the caller's check */
-	asm volatile("" : "+r"(nr));
-	nr &= NR_TRACKED - 1;
-	return in && (in->nrs_used[nr / 64] >> (nr % 64)) & 1;
+	asm volatile("" : "+r"(word));
+	word &= NR_TRACKED / 64 - 1;
+	return (f->nrs_used[word] >> (nr % 64)) & 1;
 }
 
 /* One syscall's statistics of the exiting thread to the loader, its key out of the map. With
@@ -408,7 +409,7 @@ static long flush_syscall_stats(__u32 nr, void *data)
 
 	if (nr >= NR_TRACKED)
 		return 1;
-	if (!nr_used(f->task, nr))
+	if (!nr_used(f, nr))
 		return 0;
 	v = bpf_map_lookup_elem(&syscall_stats, &key);
 	if (!v)
@@ -432,10 +433,12 @@ static long flush_syscall_stats(__u32 nr, void *data)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(osrt_thread_exit, struct task_struct *p, bool group_dead)
 {
-	struct exit_flush f = {.task = p};
+	struct inflight *in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
+	struct exit_flush f;
 
-	if (!bpf_task_storage_get(&inflight_by_task, p, 0, 0))
+	if (!in)
 		return 0;
+	__builtin_memcpy(f.nrs_used, in->nrs_used, sizeof(f.nrs_used));
 	f.tgid = p->tgid;
 	f.tid = p->pid;
 	f.ts = bpf_ktime_get_ns();
