@@ -9,7 +9,10 @@ ARCH       := x86
 VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
-		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch
+		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl
+# the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
+# are a node exporter and its collectors
+DEB_PACKAGES_NO_RECOMMENDS := prometheus
 
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
@@ -120,15 +123,27 @@ $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 include tests/fakecuda/fakecuda.mk
 include bench/bench.mk
 include cupti_bridge/bridge.mk
+# unit-test programs of modules without BPF (UNIT_BINS)
+include tests/unit/attr.mk
+-include tests/unit/unit.mk
 
 # Install the Debian packages that are missing; a no-op when all are present.
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
+	lean=$$(for p in $(DEB_PACKAGES_NO_RECOMMENDS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing$$lean" ]; then \
+		echo "  DEPS     installing:" $$missing $$lean; \
+		apt-get update -qq || exit 1; \
+	fi; \
 	if [ -n "$$missing" ]; then \
-		echo "  DEPS     installing:" $$missing; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi; \
+	if [ -n "$$lean" ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$lean >/dev/null || exit 1; \
 	fi
 
 demo: deps
@@ -139,7 +154,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
-		fakecuda bridge
+		$(UNIT_BINS) fakecuda bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
 
 fuzz: $(BUILD)/fuzz_reader
@@ -149,7 +164,7 @@ bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 
 FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c \
-	tests/fuzz/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
+	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
 	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
 
 check-format:

@@ -234,9 +234,11 @@ int ldso_debug_state(struct pt_regs *ctx)
 		return 0;
 	}
 	fill_hdr(h, GS_REC_LIBS_CHANGED, sizeof(*h), id >> 32, (__u32)id, bpf_ktime_get_ns());
-	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
 	/* the stop takes effect on the way back to user space, before ld.so goes on; the loader
-	 * attaches to what was mapped, then sends SIGCONT */
+	 * attaches to what was mapped, then sends SIGCONT. The stop is queued before the record
+	 * is published: this program may be preempted between the two, and a SIGCONT that came
+	 * first would leave the process stopped for good. */
 	bpf_send_signal_thread(SIGSTOP_VALUE);
+	bpf_ringbuf_submit(h, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -77,6 +77,7 @@ enum gs_record_type {
 	GS_REC_OP_NAME = 110,	/* an operator index (GS_REC_OP_CALL.op) and its name */
 	GS_REC_LOSS_MORE = 111, /* loss kinds GS_LOSS_SLOTS and up, cumulative like GS_REC_LOSS */
 	GS_REC_BRIDGE_LOAD = 112, /* how the CUPTI bridge came to be in a process, or why not */
+	GS_REC_PROC_INFO = 113,	  /* who a process runs as and its cgroup: the loader, from /proc */
 };
 
 enum gs_offcpu_reason {

@@ -6,5 +6,7 @@
 int record_main(int argc, char **argv);
 int report_main(int argc, char **argv);
 int export_main(int argc, char **argv);
+int top_main(int argc, char **argv);
+int serve_main(int argc, char **argv);
 
 #endif /* GPUSPY_COMMANDS_H */

@@ -18,6 +18,8 @@ static const char usage[] =
     "  record   trace a command (-- CMD), running processes (-p PID) or the host (-a)\n"
     "  report   print tables from a trace file (osrt_sum, osrt_thread, offcpu, processes)\n"
     "  export   convert a trace file to a timeline (Chrome trace JSON for Perfetto UI)\n"
+    "  top      live view of the host's GPU users: GPU busy, launches, memory, CPU, waits\n"
+    "  serve    Prometheus exporter (/metrics) of the same, for fleets\n"
     "\n"
     "'gpuspy <command> --help' describes each command.\n"
     "\n"
@@ -60,6 +62,10 @@ int main(int argc, char **argv)
 		return report_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "export"))
 		return export_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "top"))
+		return top_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return serve_main(argc - 1, argv + 1);
 	gs_error("'%s' is not a gpuspy command (see 'gpuspy --help')", cmd);
 	return GS_EXIT_USAGE;
 }

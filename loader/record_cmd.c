@@ -20,6 +20,7 @@
 #include "op_probes.h"
 #include "py_stacks.h"
 #include "privileges.h"
+#include "proc_attr.h"
 #include "procfs.h"
 #include "record_exit.h"
 #include "recorder.h"
@@ -39,7 +40,7 @@ static void on_stop_signal(int sig)
 	stop_signal = sig;
 }
 
-static void install_signal_handlers(void)
+void recorder_install_signal_handlers(void)
 {
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 
@@ -123,6 +124,10 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 		goto out;
 	}
 	err = trace_writer_append(r->writer, rec);
+	/* after the exec record, so a reader has the process before its new attribution */
+	if (!err &&
+	    (rec->type == GS_REC_FORK || rec->type == GS_REC_EXEC || rec->type == GS_REC_EXIT))
+		err = proc_attrs_on_record(r->attrs, r->writer, rec);
 	if (!err && rec->type == GS_REC_SYSCALL) {
 		sc = (const void *)rec;
 		err = fd_names_note(r->fd_names, r->writer, (pid_t)rec->pid, (uint32_t)sc->args[0],
@@ -179,6 +184,13 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 			if ((r->write_err = checkpoint_stats(r, now)))
 				return "write error";
 			last_stats = now;
+			n = r->on_tick ? r->on_tick(r, now) : 0;
+			if (n < 0) {
+				r->write_err = n;
+				return "write error";
+			}
+			if (n > 0)
+				return "done";
 		}
 		if (now - last_flush >= FLUSH_EVERY_NS) {
 			if ((r->write_err = trace_writer_flush(r->writer)))
@@ -394,7 +406,8 @@ static int record(struct recorder *r)
 	if (recorder_open_trace(r, now))
 		return GS_EXIT_FAILURE;
 	r->fd_names = fd_names_new();
-	if (!r->fd_names)
+	r->attrs = proc_attrs_new();
+	if (!r->fd_names || !r->attrs)
 		return GS_EXIT_FAILURE;
 	if (r->opts.command && r->opts.cupti)
 		cupti_env_prepare(r->opts.quiet);
@@ -419,7 +432,30 @@ static int record(struct recorder *r)
 	return GS_EXIT_OK;
 }
 
-static void cleanup(struct recorder *r)
+int recorder_run_live(struct recorder *r)
+{
+	const char *why;
+	int ret;
+
+	r->fd_names = fd_names_new();
+	r->attrs = proc_attrs_new();
+	if (!r->fd_names || !r->attrs)
+		return GS_EXIT_FAILURE;
+	ret = start_session(r);
+	if (ret)
+		return ret;
+	/* the view's baseline (CPU times, counters) at the moment the probes are live */
+	ret = r->on_tick ? r->on_tick(r, gs_monotonic_ns()) : 0;
+	if (ret < 0) {
+		gs_error("cannot start the live view: %s", strerror(-ret));
+		return GS_EXIT_FAILURE;
+	}
+	why = poll_until_stop(r);
+	gs_debug("stopping: %s", why);
+	return finish_trace(r) ? GS_EXIT_FAILURE : GS_EXIT_OK;
+}
+
+void recorder_cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
@@ -433,6 +469,8 @@ static void cleanup(struct recorder *r)
 	/* a trace that could not be finished keeps what was written: it reads as truncated */
 	trace_writer_abandon(r->writer);
 	fd_names_free(r->fd_names);
+	proc_attrs_free(r->attrs);
+	record_exit_free();
 	target_watch_close(&r->watch);
 	record_opts_free(&r->opts);
 }
@@ -448,9 +486,9 @@ int record_main(int argc, char **argv)
 	}
 	ret = check_environment(&r.opts);
 	if (ret == 0) {
-		install_signal_handlers();
+		recorder_install_signal_handlers();
 		ret = record(&r);
 	}
-	cleanup(&r);
+	recorder_cleanup(&r);
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include "op_probes.h"
 #include "py_stacks.h"
 #include "trace_format.h"
+#include "proc_attr.h"
 #include "procfs.h"
 #include "recorder.h"
 
@@ -70,7 +71,9 @@ static int probe_python(struct recorder *r, pid_t pid)
 /* What a process already has loaded: CUDA libraries, operators, a Python interpreter. */
 static int probe_process(struct recorder *r, pid_t pid)
 {
-	int err = probe_cuda(r, pid);
+	int err = proc_attrs_add(r->attrs, r->writer, pid);
+
+	err = err ?: probe_cuda(r, pid);
 
 	err = err ?: probe_ops(r, pid);
 	return err ?: probe_python(r, pid);

@@ -18,6 +18,7 @@ struct cuda_probes;
 struct cupti_link;
 struct fd_names;
 struct op_probes;
+struct proc_attrs;
 struct py_stacks;
 struct trace_writer;
 
@@ -31,15 +32,28 @@ struct recorder {
 	struct cupti_link *cupti;      /* NULL with --no-cupti */
 	struct op_probes *ops;	       /* NULL with --no-ops */
 	struct py_stacks *py;	       /* NULL with --no-python */
+	struct proc_attrs *attrs;      /* users and cgroups of the traced processes */
 	pid_t *bridge_pids;	       /* running CUDA processes to load the CUPTI bridge into */
 	size_t nbridge_pids, bridge_pids_cap;
 	struct launched_cmd cmd;
 	struct target_watch watch;
+	/* live views (top, serve): after each statistics checkpoint; <0 an error, 1 stop */
+	int (*on_tick)(struct recorder *r, uint64_t now);
+	void *live; /* the live command's own state */
 	uint64_t events;
 	int write_err;
 	int child_status;
 	bool child_reaped;
 };
+
+/* record_cmd.c */
+/* A recording into the writer the caller opened (a sink, for live views): targets, probes,
+ * the poll loop until a signal, -d or the targets' exit, calling on_tick after each
+ * checkpoint, then detach and the final statistics. An exit code; the caller frees with
+ * recorder_cleanup(). */
+int recorder_run_live(struct recorder *r);
+void recorder_cleanup(struct recorder *r);
+void recorder_install_signal_handlers(void);
 
 /* record_trace.c */
 /* Creates the trace file with its header and TRACE_INFO record; prints why on failure. */

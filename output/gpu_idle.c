@@ -148,15 +148,16 @@ static int on_record(struct attrib *a, const struct gs_hdr *h)
 	}
 }
 
-static int read_spans(struct attrib *a, const char *path)
+static int read_spans(struct attrib *a, const struct trace_model *m)
 {
 	char err[256];
 	struct trace_reader *r;
 	const struct gs_hdr *h;
 	int ret;
 
-	if (trace_reader_open(path, &r, err, sizeof(err)))
+	if (trace_reader_open(m->path, &r, err, sizeof(err)))
 		return -1;
+	trace_reader_set_filter(r, m->filter);
 	while ((ret = trace_reader_next(r, &h)) > 0)
 		if (on_record(a, h))
 			break;
@@ -256,7 +257,7 @@ int gpu_idle_attribute(const struct trace_model *m, const struct gpu_gap *gaps, 
 	int ret = -1;
 
 	memset(hosts, 0, n * sizeof(*hosts));
-	if (prepare(&a) || read_spans(&a, m->path))
+	if (prepare(&a) || read_spans(&a, m))
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		if (!(hosts[i] = summarize(m, gaps[i].pid, gaps[i].len, &a.acc[i])))

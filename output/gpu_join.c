@@ -174,6 +174,7 @@ static int read_calls(struct join *j, const char *path, char *err, size_t errlen
 
 	if (trace_reader_open(path, &r, err, errlen))
 		return -1;
+	trace_reader_set_filter(r, j->g->filter);
 	while ((ret = trace_reader_next(r, &h)) > 0) {
 		if (h->type == GS_REC_CUDA_CALL && on_call(j, (const void *)h)) {
 			snprintf(err, errlen, "out of memory");

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
 #include "array_grow.h"
 #include "gpu_mem.h"
 
@@ -111,6 +113,57 @@ enum gs_copy_kind gpu_mem_copy_kind(const struct gpu_mem *g, uint32_t pid,
 	if (dst)
 		return GS_COPY_HTOD;
 	return src ? GS_COPY_DTOH : GS_COPY_DEFAULT;
+}
+
+struct gone_blocks {
+	bool (*gone)(uint32_t pid, void *ctx);
+	void *ctx;
+	struct mem_block *v;
+	size_t n, cap;
+};
+
+static int collect_gone(const struct mem_block *b, void *arg)
+{
+	struct gone_blocks *gb = arg;
+	struct mem_block *slot;
+
+	if (!gb->gone(b->pid, gb->ctx))
+		return 0;
+	slot = array_grow((void **)&gb->v, &gb->n, &gb->cap, sizeof(*slot));
+	if (!slot)
+		return -1;
+	*slot = *b;
+	return 0;
+}
+
+/* The usage entries of live processes, moved down over the gone ones, and indexed again. */
+static int compact_usage(struct gpu_mem *g, bool (*gone)(uint32_t pid, void *ctx), void *ctx)
+{
+	size_t kept = 0;
+
+	key_index_free(&g->ix_usage);
+	for (size_t i = 0; i < g->nusage; i++) {
+		if (gone(g->usage[i].pid, ctx))
+			continue;
+		g->usage[kept] = g->usage[i];
+		if (key_index_put(&g->ix_usage, g->usage[kept].pid, 0, kept))
+			return -1;
+		kept++;
+	}
+	g->nusage = kept;
+	return 0;
+}
+
+int gpu_mem_forget(struct gpu_mem *g, bool (*gone)(uint32_t pid, void *ctx), void *ctx)
+{
+	struct gone_blocks gb = {.gone = gone, .ctx = ctx};
+	struct mem_block unused;
+	int err = mem_blocks_each(&g->blocks, collect_gone, &gb);
+
+	for (size_t i = 0; i < gb.n; i++)
+		mem_blocks_take(&g->blocks, gb.v[i].pid, gb.v[i].addr, &unused);
+	free(gb.v);
+	return compact_usage(g, gone, ctx) || err ? -1 : 0;
 }
 
 void gpu_mem_free(struct gpu_mem *g)

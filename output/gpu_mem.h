@@ -39,6 +39,9 @@ const struct gpu_mem_usage *gpu_mem_apply(struct gpu_mem *g, const struct gs_cud
 /* Resolves GS_COPY_DEFAULT against the device blocks live now; other kinds pass through. */
 enum gs_copy_kind gpu_mem_copy_kind(const struct gpu_mem *g, uint32_t pid,
 				    const struct cuda_call_info *info);
+/* Drops the blocks and usage of the processes `gone` says have exited, for live views that run
+ * for hours. 0, or -1 when out of memory (some may then remain). */
+int gpu_mem_forget(struct gpu_mem *g, bool (*gone)(uint32_t pid, void *ctx), void *ctx);
 void gpu_mem_free(struct gpu_mem *g);
 
 #endif /* GPUSPY_GPU_MEM_H */

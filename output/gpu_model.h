@@ -112,6 +112,8 @@ struct gpu_unmatched {
 	uint32_t ref; /* ops[] or apis[] index, or the launch's probe index */
 };
 
+struct pid_filter;
+
 struct gpu_model {
 	struct gpu_op *ops; /* in file order */
 	size_t nops, ops_cap;
@@ -124,6 +126,7 @@ struct gpu_model {
 	struct gpu_unmatched *unmatched;
 	size_t nunmatched, unmatched_cap;
 	struct string_pool names;
+	const struct pid_filter *filter; /* the processes the model was read for (NULL: all) */
 
 	/* after gpu_model_finish() */
 	struct exact_stats *kernel_durs; /* indexed by kernel name id */

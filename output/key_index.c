@@ -71,6 +71,33 @@ int key_index_put(struct key_index *ix, uint64_t k1, uint64_t k2, size_t idx)
 	return 0;
 }
 
+/* Linear probing without tombstones: the keys after the removed one that would no longer be
+ * found from their home slot move back into the gap (backward-shift deletion), so lookups
+ * stay as short as before however many removals a long live session makes. */
+bool key_index_remove(struct key_index *ix, uint64_t k1, uint64_t k2)
+{
+	size_t mask = ix->cap - 1, gap, home;
+	struct key_slot *s;
+
+	if (!ix->cap)
+		return false;
+	s = probe(ix, k1, k2);
+	if (s->idx == SIZE_MAX)
+		return false;
+	gap = (size_t)(s - ix->slots);
+	for (size_t j = (gap + 1) & mask; ix->slots[j].idx != SIZE_MAX; j = (j + 1) & mask) {
+		home = hash(ix->slots[j].k1, ix->slots[j].k2) & mask;
+		/* it stays when its home lies cyclically in (gap, j]: the gap is not on its path */
+		if (gap <= j ? (home > gap && home <= j) : (home > gap || home <= j))
+			continue;
+		ix->slots[gap] = ix->slots[j];
+		gap = j;
+	}
+	ix->slots[gap].idx = SIZE_MAX;
+	ix->n--;
+	return true;
+}
+
 void key_index_free(struct key_index *ix)
 {
 	free(ix->slots);

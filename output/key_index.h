@@ -21,6 +21,8 @@ struct key_index {
 bool key_index_find(const struct key_index *ix, uint64_t k1, uint64_t k2, size_t *idx);
 /* Inserts or overwrites; 0, or -1 when out of memory. */
 int key_index_put(struct key_index *ix, uint64_t k1, uint64_t k2, size_t idx);
+/* Removes a key (its value is the caller's); false when it was not there. */
+bool key_index_remove(struct key_index *ix, uint64_t k1, uint64_t k2);
 void key_index_free(struct key_index *ix);
 
 #endif /* GPUSPY_KEY_INDEX_H */

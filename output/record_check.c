@@ -141,6 +141,9 @@ bool gs_record_valid(const struct gs_hdr *rec)
 		return tail_string_valid(rec, sizeof(struct gs_op_name));
 	case GS_REC_BRIDGE_LOAD:
 		return tail_string_valid(rec, sizeof(struct gs_bridge_load));
+	case GS_REC_PROC_INFO:
+		return tail_string_valid(rec, sizeof(struct gs_proc_info)) &&
+		       memchr(((const struct gs_proc_info *)rec)->user, '\0', 32);
 	default:
 		return gpu_record_valid(rec);
 	}

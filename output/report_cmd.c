@@ -6,16 +6,18 @@
 #include <string.h>
 #include "cli.h"
 #include "report.h"
+#include "report_groups.h"
 #include "syscall_names.h"
 
 #define MAX_REPORTS 32
 
-enum { OPT_GROUP_BY_STACK = 256 };
+enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY };
 
 static const char usage[] =
     "usage: gpuspy report FILE [--report NAME[,NAME...]]\n"
     "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
     "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
+    "                          [--group-by process|container|user]\n"
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
@@ -39,6 +41,11 @@ static const char usage[] =
     "      --group-by-stack N  ops: one row per operator and Python stack (its top N\n"
     "                       frames, shown as Source Location), as torch.profiler's\n"
     "                       key_averages(group_by_stack_n=N)\n"
+    "      --group-by KIND  every report per process, per container (docker, containerd,\n"
+    "                       cri-o, podman, Kubernetes pod, systemd service: parsed from\n"
+    "                       the cgroup) or per user: text prints each group's tables in\n"
+    "                       turn, csv and json add a leading group column; --limit is\n"
+    "                       per group (reads the trace once per group)\n"
     "  -l, --list           list the reports and their columns\n"
     "  -h, --help           this help\n"
     "\n"
@@ -49,6 +56,7 @@ static const char usage[] =
     "  gpuspy report run.gpuspy --report cuda_api_errors,gpu_mem_blocks\n"
     "  gpuspy report run.gpuspy --report gpu_idle --limit 5\n"
     "  gpuspy report run.gpuspy --report python --limit 20\n"
+    "  gpuspy report host.gpuspy --report cuda_api_sum --group-by container\n"
     "  gpuspy report run.gpuspy --format collapsed | flamegraph.pl > cpu.svg\n";
 
 struct report_opts {
@@ -60,6 +68,7 @@ struct report_opts {
 	const char *sort;
 	uint64_t limit; /* 0: no limit */
 	struct report_params params;
+	enum group_by group_by;
 };
 
 static int parse_reports(const char *arg, struct report_opts *o)
@@ -137,6 +146,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	    {"list", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"group-by-stack", required_argument, NULL, OPT_GROUP_BY_STACK},
+	    {"group-by", required_argument, NULL, OPT_GROUP_BY},
 	    {0},
 	};
 	uint64_t v;
@@ -171,6 +181,15 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				ret = GS_EXIT_USAGE;
 			}
 			o->params.group_by_stack = (unsigned)v;
+			break;
+		case OPT_GROUP_BY:
+			o->group_by = group_by_parse(optarg);
+			if (o->group_by == GROUP_NONE) {
+				gs_error("invalid value '%s' for --group-by: expected process, "
+					 "container or user",
+					 optarg);
+				ret = GS_EXIT_USAGE;
+			}
 			break;
 		case 'l':
 			list_reports();
@@ -297,27 +316,37 @@ static int build_rows(const struct trace_model *m, const struct report_def *def,
 	return def->build_top ? def->build_top(m, o->limit, t) : def->build(m, t);
 }
 
-static int print_report(const struct trace_model *m, const struct report_def *def,
-			const struct report_opts *o, FILE *out)
+/* The report's rows, sorted and limited as asked. */
+static int prepare_table(const struct trace_model *m, const struct report_def *def,
+			 const struct report_opts *o, struct table *t)
 {
-	struct table t;
 	int col;
 
-	table_init(&t, def->cols, def->ncols);
-	if (build_rows(m, def, o, &t)) {
-		table_free(&t);
+	table_init(t, def->cols, def->ncols);
+	if (build_rows(m, def, o, t)) {
+		table_free(t);
 		gs_error("out of memory building report %s", def->name);
 		return GS_EXIT_FAILURE;
 	}
 	/* --sort applies to the reports that have that column; the others keep their order */
-	col = o->sort ? sort_column(&t, o->sort) : -1;
+	col = o->sort ? sort_column(t, o->sort) : -1;
 	if (col < 0 && def->default_sort)
-		col = table_column(&t, def->default_sort);
+		col = table_column(t, def->default_sort);
 	/* a report without a default sort key is built in its own order (time, device) */
 	if (col >= 0)
-		table_sort(&t, col);
+		table_sort(t, col);
 	if (o->limit)
-		table_limit(&t, o->limit);
+		table_limit(t, o->limit);
+	return 0;
+}
+
+static int print_report(const struct trace_model *m, const struct report_def *def,
+			const struct report_opts *o, FILE *out)
+{
+	struct table t;
+
+	if (prepare_table(m, def, o, &t))
+		return GS_EXIT_FAILURE;
 	if (o->format == TABLE_TEXT)
 		fprintf(out, "\n** %s: %s\n\n", def->name, def->summary);
 	if (o->format == TABLE_TEXT && def->print_text)
@@ -471,6 +500,146 @@ fail:
 	return GS_EXIT_BAD_TRACE;
 }
 
+/* A group's report rows with the group's label in a leading column, appended to `all`. */
+static int append_group_rows(struct table *all, const struct table *t, const char *label)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct table_cell *src = &t->cells[r * t->ncols];
+		struct table_cell *row = table_add_row(all);
+
+		if (!row || table_set_str(&row[0], label))
+			return -1;
+		for (size_t c = 0; c < t->ncols; c++) {
+			row[c + 1].u = src[c].u;
+			row[c + 1].d = src[c].d;
+			row[c + 1].empty = src[c].empty;
+			if (src[c].s && table_set_str(&row[c + 1], src[c].s))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+struct grouped_tables {
+	struct table t[MAX_REPORTS];
+	struct table_col *cols[MAX_REPORTS]; /* the group column, then the report's */
+};
+
+static int grouped_init(struct grouped_tables *g, const struct report_opts *o)
+{
+	static const struct table_col group_col = {"Group", "group", COL_STR};
+
+	for (size_t i = 0; i < o->nreports; i++) {
+		const struct report_def *def = o->reports[i];
+
+		g->cols[i] = malloc((def->ncols + 1) * sizeof(*g->cols[i]));
+		if (!g->cols[i])
+			return -1;
+		g->cols[i][0] = group_col;
+		memcpy(&g->cols[i][1], def->cols, def->ncols * sizeof(*def->cols));
+		table_init(&g->t[i], g->cols[i], def->ncols + 1);
+	}
+	return 0;
+}
+
+static void grouped_free(struct grouped_tables *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (g->cols[i])
+			table_free(&g->t[i]);
+		free(g->cols[i]);
+	}
+}
+
+/* Each report's rows of one group's model, into the combined tables. */
+static int add_group(struct grouped_tables *g, const struct trace_model *gm, const char *label,
+		     const struct report_opts *o)
+{
+	struct table t;
+	int err = 0;
+
+	for (size_t i = 0; i < o->nreports && !err; i++) {
+		if (prepare_table(gm, o->reports[i], o, &t))
+			return GS_EXIT_FAILURE;
+		err = append_group_rows(&g->t[i], &t, label);
+		table_free(&t);
+	}
+	if (err)
+		gs_error("out of memory building the grouped reports");
+	return err ? GS_EXIT_FAILURE : 0;
+}
+
+static void print_grouped(const struct grouped_tables *g, const struct report_opts *o)
+{
+	bool keyed = o->format == TABLE_JSON && o->nreports > 1;
+
+	if (keyed)
+		fputc('{', stdout);
+	for (size_t i = 0; i < o->nreports; i++) {
+		if (keyed)
+			printf("%s\"%s\": ", i ? ",\n" : "\n", o->reports[i]->name);
+		table_print(&g->t[i], o->format, stdout);
+		if (o->format != TABLE_JSON)
+			fputc('\n', stdout);
+	}
+	if (keyed)
+		fputs("\n}", stdout);
+	if (o->format == TABLE_JSON)
+		fputc('\n', stdout);
+}
+
+/* One group's model: the trace read for its processes only. */
+static int load_group(const struct report_opts *o, const struct report_group *grp,
+		      struct trace_model *gm)
+{
+	char err[256];
+
+	if (!trace_model_load_filtered(o->path, gm, model_needs(o), &grp->filter, err, sizeof(err)))
+		return 0;
+	gs_error("cannot read %s: %s", o->path, err);
+	return GS_EXIT_BAD_TRACE;
+}
+
+/* --group-by: text prints each group's header and tables in turn; csv and json print each
+ * report once, its rows led by their group's label. */
+static int print_groups(const struct trace_model *m, const struct report_opts *o)
+{
+	struct grouped_tables tables = {0};
+	struct report_group *groups = NULL;
+	size_t ngroups = 0;
+	struct trace_model gm;
+	int ret = 0;
+
+	if (o->sort && !sort_key_known(o)) {
+		gs_error(
+		    "no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
+		    o->sort);
+		return GS_EXIT_USAGE;
+	}
+	if (report_groups_build(m, o->group_by, &groups, &ngroups) ||
+	    (o->format != TABLE_TEXT && grouped_init(&tables, o))) {
+		gs_error("out of memory grouping the processes");
+		ret = GS_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < ngroups && !ret; i++) {
+		if ((ret = load_group(o, &groups[i], &gm)))
+			break;
+		if (o->format == TABLE_TEXT) {
+			printf("\n=== %s %s (%zu process%s) ===\n", group_by_name(o->group_by),
+			       groups[i].label, groups[i].n, groups[i].n == 1 ? "" : "es");
+			ret = print_reports(&gm, o);
+		} else {
+			ret = add_group(&tables, &gm, groups[i].label, o);
+		}
+		trace_model_free(&gm);
+	}
+	if (!ret && o->format != TABLE_TEXT)
+		print_grouped(&tables, o);
+	grouped_free(&tables, o->nreports);
+	report_groups_free(groups, ngroups);
+	return ret;
+}
+
 int report_main(int argc, char **argv)
 {
 	struct report_opts o = {.format = TABLE_TEXT};
@@ -481,12 +650,19 @@ int report_main(int argc, char **argv)
 		return ret;
 	if (o.folded && (ret = check_folded(&o)))
 		return ret;
+	if (o.folded && o.group_by) {
+		gs_error("--group-by does not apply to --format collapsed");
+		return GS_EXIT_USAGE;
+	}
 	if ((ret = load_for_reports(&o, &m)))
 		return ret;
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);
-	ret = o.folded ? print_folded(&m, &o) : print_reports(&m, &o);
+	if (o.folded)
+		ret = print_folded(&m, &o);
+	else
+		ret = o.group_by ? print_groups(&m, &o) : print_reports(&m, &o);
 	trace_model_free(&m);
 	return ret;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 #include "report.h"
+#include "report_groups.h"
 
 static const struct table_col cols[] = {
     {"PID", "pid", COL_ID},
@@ -14,6 +15,8 @@ static const struct table_col cols[] = {
     {"Exit", "exit", COL_STR},
     {"Name", "name", COL_STR},
     {"Executable", "exe", COL_STR},
+    {"User", "user", COL_STR},
+    {"Container", "container", COL_STR},
 };
 
 static uint64_t relative(const struct trace_model *m, uint64_t ts)
@@ -35,7 +38,7 @@ static void describe_exit(const struct model_process *p, char *buf, size_t len)
 
 static int build(const struct trace_model *m, struct table *t)
 {
-	char exit_desc[32];
+	char exit_desc[32], user[64], container[192];
 
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct model_process *p = &m->procs[i];
@@ -50,8 +53,11 @@ static int build(const struct trace_model *m, struct table *t)
 		row[3].u = p->syscalls;
 		row[4].u = relative(m, p->start_ts);
 		row[5].u = p->exited ? relative(m, p->end_ts) : relative(m, m->end_ts);
+		report_group_label(m, p, GROUP_USER, user, sizeof(user));
+		report_group_label(m, p, GROUP_CONTAINER, container, sizeof(container));
 		if (table_set_str(&row[6], exit_desc) || table_set_str(&row[7], p->comm) ||
-		    table_set_str(&row[8], p->exe))
+		    table_set_str(&row[8], p->exe) || table_set_str(&row[9], user) ||
+		    table_set_str(&row[10], container))
 			return -1;
 	}
 	return 0;
@@ -59,7 +65,8 @@ static int build(const struct trace_model *m, struct table *t)
 
 const struct report_def report_processes = {
     .name = "processes",
-    .summary = "traced processes: parent, threads, syscalls, lifetime, exit status",
+    .summary =
+	"traced processes: parent, threads, syscalls, lifetime, exit status, user, container",
     .cols = cols,
     .ncols = sizeof(cols) / sizeof(cols[0]),
     .default_sort = "syscalls",

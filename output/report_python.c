@@ -177,6 +177,7 @@ static int add_spans(struct py_profile *p, const struct trace_model *m)
 		return 0;
 	if (trace_reader_open(m->path, &r, err, sizeof(err)))
 		return -1;
+	trace_reader_set_filter(r, m->filter);
 	while ((ret = trace_reader_next(r, &h)) > 0)
 		if (add_record(p, h)) {
 			ret = -1;

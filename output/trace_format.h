@@ -18,7 +18,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 2 /* what the writer writes; readers read 1 and 2 */
-#define GS_TRACE_VERSION_MINOR 0 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 1 /* new record types bump this; readers skip unknown types */
 #define GS_TRACE_OLDEST_MAJOR  1 /* the oldest major readers still read */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian: format 1's raw blocks */
 #define GS_ZBLOCK_MAGIC	       0x425a5347u /* "GSZB" little-endian: format 2's blocks */
@@ -195,6 +195,19 @@ struct gs_bridge_load {
 	char message[]; /* what was done, or why not, NUL-terminated */
 };
 
+/* GS_REC_PROC_INFO: process hdr.pid's credentials and cgroup, read from /proc when it was first
+ * traced and again after an exec that changed them; a process without one has its parent's
+ * (fork copies both). The container, pod or service is parsed from the path when read
+ * (output/cgroup_attr.h), so a better parser applies to old traces too. */
+struct gs_proc_info {
+	struct gs_hdr hdr;
+	__u32 uid, euid; /* real and effective user ids */
+	__u32 gid;	 /* real group id */
+	__u32 pad;
+	char user[32]; /* the effective uid's name on the recording host, or its number */
+	char cgroup[]; /* the cgroup path that places it (cgroup_pick_path), NUL-terminated */
+};
+
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
@@ -212,6 +225,7 @@ GS_REC_ASSERT_SIZE(struct gs_trailer, 32);
 GS_REC_ASSERT_SIZE(struct gs_cuda_lib, 48);
 GS_REC_ASSERT_SIZE(struct gs_loss_more, 88);
 GS_REC_ASSERT_SIZE(struct gs_py_proc, 32);
+GS_REC_ASSERT_SIZE(struct gs_proc_info, 72);
 GS_REC_ASSERT_SIZE(struct gs_py_code, 48);
 GS_REC_ASSERT_SIZE(struct gs_op_name, 32);
 GS_REC_ASSERT_SIZE(struct gs_bridge_load, 48);

@@ -63,6 +63,33 @@ static void set_name(struct trace_model *m, uint32_t pid, uint32_t tid, const ch
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 }
 
+/* A child runs as its parent, in its parent's cgroup, until a PROC_INFO says otherwise. */
+static void inherit_attr(struct trace_model *m, struct model_process *child)
+{
+	const struct model_process *parent = find_process(m, child->ppid);
+
+	if (!parent || !parent->has_attr)
+		return;
+	child->has_attr = true;
+	child->uid = parent->uid;
+	child->euid = parent->euid;
+	child->user = parent->user;
+	child->cgroup = parent->cgroup;
+}
+
+static int on_proc_info(struct trace_model *m, const struct gs_proc_info *pi)
+{
+	struct model_process *p = get_process(m, pi->hdr.pid);
+
+	if (!p)
+		return -1;
+	p->has_attr = true;
+	p->uid = pi->uid;
+	p->euid = pi->euid;
+	return string_pool_intern(&m->attr_strings, pi->user, &p->user)
+		   ?: string_pool_intern(&m->attr_strings, pi->cgroup, &p->cgroup);
+}
+
 static void on_fork(struct trace_model *m, const struct gs_fork *f)
 {
 	struct model_process *p;
@@ -76,6 +103,7 @@ static void on_fork(struct trace_model *m, const struct gs_fork *f)
 		return;
 	p->ppid = f->hdr.pid;
 	p->start_ts = f->hdr.ts;
+	inherit_attr(m, p);
 	set_name(m, f->child_pid, f->child_tid, f->comm);
 }
 
@@ -354,6 +382,8 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 		return 0;
 	case GS_REC_FD_NAME:
 		return on_fd_name(m, (const void *)h);
+	case GS_REC_PROC_INFO:
+		return on_proc_info(m, (const void *)h);
 	case GS_REC_SYSCALL_STATS:
 		return on_syscall_stats(m, (const void *)h);
 	case GS_REC_OFFCPU_STATS:
@@ -413,12 +443,20 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 int trace_model_load_only(const char *path, struct trace_model *m, unsigned keep, char *err,
 			  size_t errlen)
 {
+	return trace_model_load_filtered(path, m, keep, NULL, err, errlen);
+}
+
+int trace_model_load_filtered(const char *path, struct trace_model *m, unsigned keep,
+			      const struct pid_filter *filter, char *err, size_t errlen)
+{
 	struct trace_reader *r;
 	const struct gs_hdr *h;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->kept = keep;
+	m->filter = filter;
+	m->gpu.filter = filter;
 	hist_pool_init(&m->hist);
 	err[0] = '\0';
 	if (trace_reader_open(path, &r, err, errlen))
@@ -430,6 +468,7 @@ int trace_model_load_only(const char *path, struct trace_model *m, unsigned keep
 		return -1;
 	}
 	m->header = *trace_reader_header(r);
+	trace_reader_set_filter(r, filter);
 	while ((ret = trace_reader_next(r, &h)) > 0) {
 		if (apply(m, h)) {
 			snprintf(err, errlen, "out of memory");
@@ -480,6 +519,7 @@ void trace_model_free(struct trace_model *m)
 	hist_pool_free(&m->hist);
 	free(m->offcpu);
 	string_pool_free(&m->fd_names);
+	string_pool_free(&m->attr_strings);
 	key_index_free(&m->ix_threads);
 	key_index_free(&m->ix_procs);
 	key_index_free(&m->ix_offcpu);
@@ -526,4 +566,14 @@ const char *trace_model_fd_name(const struct trace_model *m, uint32_t pid, uint3
 	if (ino && key_index_find(&m->ix_fds, pid_tid(pid, fd), ino, &i))
 		return string_pool_get(&m->fd_names, (uint32_t)i);
 	return NULL;
+}
+
+const char *trace_model_process_user(const struct trace_model *m, const struct model_process *p)
+{
+	return p->has_attr ? string_pool_get(&m->attr_strings, p->user) : "";
+}
+
+const char *trace_model_process_cgroup(const struct trace_model *m, const struct model_process *p)
+{
+	return p->has_attr ? string_pool_get(&m->attr_strings, p->cgroup) : "";
 }

@@ -22,6 +22,7 @@
 #include "gpu_model.h"
 #include "histogram.h"
 #include "key_index.h"
+#include "pid_filter.h"
 #include "op_model.h"
 #include "py_model.h"
 #include "string_pool.h"
@@ -42,6 +43,10 @@ struct model_process {
 	bool exited;
 	uint32_t threads;
 	uint64_t syscalls; /* calls counted over its threads */
+	/* GS_REC_PROC_INFO, or the parent's at fork: ids in trace_model.attr_strings */
+	bool has_attr;
+	uint32_t uid, euid;
+	uint32_t user, cgroup;
 };
 
 /*
@@ -95,6 +100,8 @@ struct trace_model {
 	 * stored once each */
 	struct string_pool fd_names;
 	uint64_t stats_ts; /* the last statistics record's time; 0: none in the file */
+	struct string_pool attr_strings; /* user names and cgroup paths */
+	const struct pid_filter *filter; /* the processes read (NULL: all); outlives the model */
 
 	struct key_index ix_threads, ix_procs, ix_offcpu, ix_fds; /* syscalls: by thread */
 	struct cuda_model cuda;
@@ -115,7 +122,15 @@ int trace_model_load(const char *path, struct trace_model *m, char *err, size_t 
 /* The same keeping only what `keep` (TRACE_MODEL_* bits) names of the optional parts. */
 int trace_model_load_only(const char *path, struct trace_model *m, unsigned keep, char *err,
 			  size_t errlen);
+/* The same for the processes `filter` keeps (pid_filter.h), as if they were the whole trace;
+ * the model and the passes that read the file again use it until the model is freed. */
+int trace_model_load_filtered(const char *path, struct trace_model *m, unsigned keep,
+			      const struct pid_filter *filter, char *err, size_t errlen);
 void trace_model_free(struct trace_model *m);
+/* A process's user name and cgroup path as recorded; "" when the trace has none (recorded
+ * before gpuspy wrote them, or the process was never read). */
+const char *trace_model_process_user(const struct trace_model *m, const struct model_process *p);
+const char *trace_model_process_cgroup(const struct trace_model *m, const struct model_process *p);
 /* Adds key `s`'s statistics to `into` (a report row's). */
 void trace_model_syscall_stats(const struct trace_model *m, const struct model_syscall *s,
 			       struct duration_stats *into);

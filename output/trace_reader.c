@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include "pid_filter.h"
 #include "trace_reader.h"
 
 /* The most a format 2 block may store: what zstd may need for the largest payload (a block
@@ -22,6 +23,7 @@ struct trace_reader {
 	uint64_t blocks;
 	bool trailer_seen;
 	bool at_end;
+	const struct pid_filter *filter;
 	char error[160];
 };
 
@@ -260,7 +262,8 @@ static int load_block(struct trace_reader *r)
 	return 1;
 }
 
-int trace_reader_next(struct trace_reader *r, const struct gs_hdr **rec)
+/* The next record of the file, filtered or not. */
+static int next_record(struct trace_reader *r, const struct gs_hdr **rec)
 {
 	const struct gs_hdr *h;
 	int ret;
@@ -282,6 +285,20 @@ int trace_reader_next(struct trace_reader *r, const struct gs_hdr **rec)
 		r->trailer_seen = true;
 	*rec = h;
 	return 1;
+}
+
+int trace_reader_next(struct trace_reader *r, const struct gs_hdr **rec)
+{
+	int ret;
+
+	while ((ret = next_record(r, rec)) > 0 && !pid_filter_keeps(r->filter, *rec))
+		;
+	return ret;
+}
+
+void trace_reader_set_filter(struct trace_reader *r, const struct pid_filter *f)
+{
+	r->filter = f;
 }
 
 bool trace_reader_complete(const struct trace_reader *r)

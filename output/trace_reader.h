@@ -18,6 +18,10 @@ struct trace_reader;
 int trace_reader_open_file(FILE *f, struct trace_reader **out, char *err, size_t errlen);
 int trace_reader_open(const char *path, struct trace_reader **out, char *err, size_t errlen);
 void trace_reader_close(struct trace_reader *r);
+struct pid_filter;
+/* From now on, next() skips the records `f` does not keep (pid_filter.h); NULL: none. `f` must
+ * outlive the reader. */
+void trace_reader_set_filter(struct trace_reader *r, const struct pid_filter *f);
 
 const struct gs_file_header *trace_reader_header(const struct trace_reader *r);
 

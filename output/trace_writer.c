@@ -28,6 +28,8 @@ struct trace_writer {
 	int err; /* a failed write: the file ends in a partial block, nothing more is written */
 	uint64_t bytes; /* written to the file */
 	uint64_t records;
+	trace_sink_fn sink; /* no file: records go here as they come */
+	void *sink_ctx;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -95,6 +97,24 @@ fail:
 	return err;
 }
 
+int trace_writer_open_sink(trace_sink_fn fn, void *ctx, struct trace_writer **out)
+{
+	struct trace_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->sink = fn;
+	w->sink_ctx = ctx;
+	w->payload = malloc(GS_RECORD_MAX_SIZE);
+	if (!w->payload) {
+		free(w);
+		return -ENOMEM;
+	}
+	*out = w;
+	return 0;
+}
+
 /* Each record's ts minus the previous one's (the first's minus 0), in place: time stamps then
  * differ in a few low bytes only, which compress better. Sizes were checked when appended. */
 static void delta_ts(unsigned char *p, size_t len)
@@ -124,7 +144,7 @@ int trace_writer_flush(struct trace_writer *w)
 	const unsigned char *data = w->out + hsize;
 	int err;
 
-	if (w->err || !w->len)
+	if (w->err || !w->len || w->sink)
 		return w->err;
 	delta_ts(w->payload, w->len);
 	n = ZSTD_compress2(w->zc, w->out + hsize, w->out_cap - hsize, w->payload, w->len);
@@ -152,6 +172,12 @@ int trace_writer_flush(struct trace_writer *w)
  * block out once it is full. The payload always has room for one more record. */
 static int commit_record(struct trace_writer *w, size_t size)
 {
+	if (w->sink) {
+		w->records++;
+		w->bytes += size;
+		w->err = w->sink(w->sink_ctx, (const struct gs_hdr *)w->payload);
+		return w->err;
+	}
 	w->len += size;
 	w->count++;
 	w->records++;
@@ -199,9 +225,9 @@ int trace_writer_finish(struct trace_writer *w, uint64_t end_ts)
 
 	if (!err)
 		err = trace_writer_flush(w);
-	if (!err && fsync(w->fd) < 0)
+	if (!err && w->fd >= 0 && fsync(w->fd) < 0)
 		err = -errno;
-	if (close(w->fd) < 0 && !err)
+	if (w->fd >= 0 && close(w->fd) < 0 && !err)
 		err = -errno;
 	w->fd = -1;
 	trace_writer_abandon(w);

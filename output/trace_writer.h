@@ -15,6 +15,12 @@ struct trace_writer;
  * with the magic, version and header size of the format written here. 0 or -errno. */
 int trace_writer_open(const char *path, bool overwrite, const struct gs_file_header *header,
 		      struct trace_writer **out);
+/* A record as a sink takes it; nonzero stops like a failed write (-errno). */
+typedef int (*trace_sink_fn)(void *ctx, const struct gs_hdr *rec);
+/* A writer without a file: every record appended is handed to `fn` at once, checked as a
+ * file's would be, so `gpuspy top` and `serve` consume exactly the records a trace holds.
+ * Flush and finish write nothing. 0 or -ENOMEM. */
+int trace_writer_open_sink(trace_sink_fn fn, void *ctx, struct trace_writer **out);
 /* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno; after a
  * failed write every call returns that error (the file ends in a partial block). */
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec);

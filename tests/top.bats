@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# `gpuspy top`: the live view of the host's GPU users, on the simulated CUDA stack: three
+# cuda_loop processes seen three ways (bridge at start, bridge injected at attach, uprobes
+# only), each row's counts against the program's own (tests/targets/cuda/cuda_loop.cu: "go N"
+# makes N launches, N 4096-byte host-to-device copies, N synchronisations).
+# bats file_tags=bpf,cuda,live
+
+load helpers
+load lib/cgroups
+
+FC=$BUILD/fakecuda
+TGT=$BUILD/targets/cuda
+BRIDGE=$BUILD/libgpuspy_cupti.so
+N=40
+
+setup() {
+	require_bpf
+	require_cmd jq
+	[ -e "$FC/libcudart.so.13" ] && [ -e "$TGT/cuda_loop" ] || skip "run 'make fakecuda' first"
+	[ -e "$BRIDGE" ] || skip "the CUPTI bridge was not built (no CUPTI headers)"
+	WORK=$(mktemp -d)
+	PIDS=()
+}
+
+teardown() {
+	for p in "${PIDS[@]}" ${TOP_PID:-}; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	cg_cleanup
+	rm -rf "$WORK"
+}
+
+# Starts cuda_loop NAME, driven through a fifo on fd FD, with extra env; sets LAST_PID.
+start_loop() { # NAME FD [ENV...]
+	local name=$1 fd=$2
+	shift 2
+	mkfifo "$WORK/$name.ctl"
+	eval "exec $fd<>\"$WORK/$name.ctl\""
+	env LD_LIBRARY_PATH="$FC" "$@" "$TGT/cuda_loop" "$WORK/$name.ready" \
+		< "$WORK/$name.ctl" > "$WORK/$name.out" 2>&1 3>&- &
+	LAST_PID=$!
+	PIDS+=("$LAST_PID")
+}
+
+row() { # PID KEY
+	jq --argjson p "$1" --arg k "$2" '.[] | select(.pid == $p) | .[$k]' "$WORK/top.json"
+}
+
+@test "top --once --format json: a bridged, an injected and a uprobe-only CUDA process, each with its mode and exact counts" {
+	start_loop a 5 CUDA_INJECTION64_PATH="$BRIDGE"
+	A=$LAST_PID
+	start_loop b 6
+	B=$LAST_PID
+	wait_for_file "$WORK/a.ready"
+	wait_for_file "$WORK/b.ready"
+	# one interval long enough to start the third process and run the batches in it
+	"$GPUSPY" top --once --interval 8s --format json > "$WORK/top.json" 2> "$WORK/top.err" 3>&- &
+	TOP_PID=$!
+	wait_for_line "$WORK/top.err" "gpuspy: watching the host"
+	start_loop c 7
+	C=$LAST_PID
+	wait_for_file "$WORK/c.ready"
+	echo "go $N" >&5
+	echo "go $N" >&6
+	echo "go $N" >&7
+	wait_for_line "$WORK/a.out" "BATCH done"
+	wait_for_line "$WORK/b.out" "BATCH done"
+	wait_for_line "$WORK/c.out" "BATCH done"
+	wait "$TOP_PID"
+	TOP_PID=
+	cat "$WORK/top.err"
+	jq -c '.[] | select(.mode != "-")' "$WORK/top.json"
+	[ "$(row "$A" mode)" = '"bridge"' ]
+	[ "$(row "$B" mode)" = '"injected"' ]
+	[ "$(row "$C" mode)" = '"uprobes"' ]
+	# a and b were set up before gpuspy attached: only the batch; c's set-up launched once
+	[ "$(row "$A" launches)" -eq "$N" ]
+	[ "$(row "$B" launches)" -eq "$N" ]
+	[ "$(row "$C" launches)" -eq $((N + 1)) ]
+	for p in "$A" "$B" "$C"; do
+		[ "$(row "$p" htod_bytes)" -eq $((N * 4096)) ]
+	done
+	# GPU times only where the bridge is active
+	[ "$(row "$A" kernels)" -eq "$N" ]
+	[ "$(row "$B" kernels)" -eq "$N" ]
+	[ "$(row "$C" kernels)" -eq 0 ]
+	# c's allocations were made while gpuspy watched: its GPU memory is known
+	[ "$(row "$C" gpu_mem_bytes)" -gt 4096 ]
+	jq -e --argjson a "$A" '.[] | select(.pid == $a) | .gpu_busy_pct > 0 and .launches_per_s > 0 and .api_calls == 3 * '"$N" "$WORK/top.json"
+}
+
+@test "top --group-by container and user: rows per cgroup and user, counts summed over their processes" {
+	cg_setup
+	cg_make "$CG_DOCKER"
+	cg_make "$CG_POD"
+	chmod 777 "$WORK" # the pod's worker runs as nobody and creates its ready file here
+	mkfifo "$WORK/a.ctl" "$WORK/b.ctl"
+	exec 5<>"$WORK/a.ctl" 6<>"$WORK/b.ctl"
+	cg_run "$CG_DOCKER" env LD_LIBRARY_PATH="$FC" "$TGT/cuda_loop" "$WORK/a.ready" \
+		< "$WORK/a.ctl" > "$WORK/a.out" 2>&1 3>&- &
+	PIDS+=($!)
+	cg_run "$CG_POD" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env LD_LIBRARY_PATH="$FC" "$TGT/cuda_loop" "$WORK/b.ready" \
+		< "$WORK/b.ctl" > "$WORK/b.out" 2>&1 3>&- &
+	PIDS+=($!)
+	wait_for_file "$WORK/a.ready"
+	wait_for_file "$WORK/b.ready"
+	"$GPUSPY" top --once --interval 5s --group-by container --no-inject --format json \
+		> "$WORK/c.json" 2> "$WORK/c.err" 3>&- &
+	TOP_PID=$!
+	"$GPUSPY" top --once --interval 5s --group-by user --no-inject --format json \
+		> "$WORK/u.json" 2> "$WORK/u.err" 3>&- &
+	TOP2=$!
+	PIDS+=("$TOP2")
+	wait_for_line "$WORK/c.err" "gpuspy: watching"
+	wait_for_line "$WORK/u.err" "gpuspy: watching"
+	echo "go $N" >&5
+	echo "go $((2 * N))" >&6
+	wait_for_line "$WORK/a.out" "BATCH done"
+	wait_for_line "$WORK/b.out" "BATCH done"
+	wait "$TOP_PID" "$TOP2"
+	TOP_PID=
+	cat "$WORK/c.json" "$WORK/u.json"
+	jq -e '.[] | select(.container == "docker:0123456789ab") | .launches == '"$N"' and .htod_bytes == '"$((N * 4096))" "$WORK/c.json"
+	jq -e '.[] | select(.container == "pod:'"$CG_POD_UID"'/fedcba987654") | .launches == '"$((2 * N))" "$WORK/c.json"
+	jq -e '.[] | select(.user == "nobody") | .launches == '"$((2 * N))"' and .processes >= 1' "$WORK/u.json"
+}
+
+@test "top: text snapshot without a terminal, and bad options answered with one line" {
+	run "$GPUSPY" top --once --interval 200ms
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "gpuspy: watching the host, first values in 0.2 s" ]]
+	[[ "${lines[1]}" == *"PID"*"Mode"*"GPU%"*"Launch/s"*"CPU%"*"Wait"*"Command"* ]]
+	run "$GPUSPY" top --sort bogus
+	[ "$status" -eq 2 ]
+	[ "$output" = "gpuspy: unknown sort key 'bogus' (see 'gpuspy top --help')" ]
+	run "$GPUSPY" top --group-by pod
+	[ "$status" -eq 2 ]
+	run "$GPUSPY" top --interval 1ms
+	[ "$status" -eq 2 ]
+	run "$GPUSPY" top -p 999999999
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+}
