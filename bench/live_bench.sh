@@ -4,7 +4,10 @@
 # read + write) and of a launch-heavy one (launch_bench on the simulated CUDA stack: empty
 # kernels launched back to back), each best of REPEATS untraced and under the live view in
 # the same run, with the view's CPU use meanwhile. top runs as scripts use it (--format json
-# each second, to /dev/null).
+# each second, to /dev/null). The floors, measured in the same run (lib.sh's floor_start):
+# empty tp_btf programs on sys_enter/sys_exit for the syscall workload, empty entry and
+# return uprobes on the same CUDA functions for the launch workload; the ratio in brackets is
+# the view's added cost over the floor's.
 # usage: bench/live_bench.sh BUILD_DIR [REPEATS]     (as root; default 3)
 set -eu
 build=$1
@@ -22,6 +25,7 @@ view_pid=
 cleanup() {
 	[ -z "$view_pid" ] || kill "$view_pid" 2> /dev/null || true
 	[ -z "$view_pid" ] || wait "$view_pid" 2> /dev/null || true
+	floor_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -69,12 +73,22 @@ cpu_pct() {
 		'BEGIN { printf "%.2f", 100 * (t1 - t0) / hz / (ns / 1e9) }'
 }
 
+# added_ratio VALUE FLOOR BASE: (VALUE - BASE) / (FLOOR - BASE)
+added_ratio() { awk -v v="$1" -v f="$2" -v b="$3" 'BEGIN { printf "%.2f", (v - b) / (f - b) }'; }
+
 base_sys=$(syscalls)
 base_launch=$(launches)
+floor_start --syscalls
+floor_sys=$(syscalls)
+floor_stop
+floor_start "$fc/libcudart.so.13" "$fc/libcuda.so.1"
+floor_launch=$(launches)
+floor_stop
 echo "machine: $(nproc) CPUs, kernel $(uname -r), $(ls -d /proc/[0-9]* | wc -l) processes"
-echo "untraced: $base_sys ns/syscall, $base_launch ns/launch (best of $repeats)"
+echo "untraced: $base_sys ns/syscall, $base_launch ns/launch; floors: $floor_sys ns/syscall," \
+	"$floor_launch ns/launch (best of $repeats)"
 echo
-echo "| view | idle host: view CPU | syscall-heavy: ns/syscall (ratio) | view CPU | launch-heavy: ns/launch (ratio) | view CPU |"
+echo "| view | idle host: view CPU | syscall-heavy: ns/syscall (× untraced, × floor's added) | view CPU | launch-heavy: ns/launch (× untraced, × floor's added) | view CPU |"
 echo "|---|---:|---:|---:|---:|---:|"
 for view in serve top; do
 	view_start "$view"
@@ -91,8 +105,9 @@ for view in serve top; do
 	lau=$(launches)
 	lau_cpu=$(cpu_pct "$view_pid" "$t0" "$s0")
 	view_stop
-	printf '| %s | %s%% | %s (%s×) | %s%% | %s (%s×) | %s%% |\n' "$view" "$idle" "$sys" \
-		"$(awk -v a="$sys" -v b="$base_sys" 'BEGIN { printf "%.2f", a / b }')" "$sys_cpu" \
-		"$lau" "$(awk -v a="$lau" -v b="$base_launch" 'BEGIN { printf "%.2f", a / b }')" \
-		"$lau_cpu"
+	printf '| %s | %s%% | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \
+		"$sys" "$(awk -v a="$sys" -v b="$base_sys" 'BEGIN { printf "%.2f", a / b }')" \
+		"$(added_ratio "$sys" "$floor_sys" "$base_sys")" "$sys_cpu" "$lau" \
+		"$(awk -v a="$lau" -v b="$base_launch" 'BEGIN { printf "%.2f", a / b }')" \
+		"$(added_ratio "$lau" "$floor_launch" "$base_launch")" "$lau_cpu"
 done

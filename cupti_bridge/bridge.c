@@ -34,6 +34,10 @@
 #define POLL_NS	     20000000ull   /* semaphore check */
 #define FLUSH_NS     100000000ull  /* CUPTI flush and batch delivery while recording */
 #define CALIBRATE_NS 1000000000ull /* clock re-calibration while recording */
+/* CUPTI hands over only full buffers unless the flush is forced: a process launching a few
+ * kernels a second would keep them for many seconds, and gpuspy top and serve show
+ * intervals of a second. A forced flush this often bounds their delay. */
+#define FORCED_FLUSH_NS 1000000000ull
 
 enum cupti_state {
 	CUPTI_OFF = 0,
@@ -52,7 +56,7 @@ static struct {
 	int stopped;		   /* exiting, or a forked child: the bridge stays off */
 	int exit_after_cupti;	   /* at_exit registered again once CUPTI was initialised */
 	uint64_t session;
-	uint64_t next_flush, next_calibrate;
+	uint64_t next_flush, next_calibrate, next_forced_flush;
 } g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .flush_armed = 1,
@@ -74,6 +78,7 @@ static void start_cupti(uint64_t now)
 	}
 	g.next_flush = now + FLUSH_NS;
 	g.next_calibrate = now + CALIBRATE_NS;
+	g.next_forced_flush = now + FORCED_FLUSH_NS;
 }
 
 static void open_session(uint64_t now)
@@ -117,7 +122,9 @@ static void periodic(uint64_t now)
 	if (now < g.next_flush)
 		return;
 	if (g.cupti == CUPTI_ON) {
-		activity_flush(0);
+		activity_flush(now >= g.next_forced_flush);
+		if (now >= g.next_forced_flush)
+			g.next_forced_flush = now + FORCED_FLUSH_NS;
 		if (now >= g.next_calibrate) {
 			clock_calibrate(); /* on failure the previous offset stays */
 			g.next_calibrate = now + CALIBRATE_NS;

@@ -49,4 +49,10 @@ load helpers
 	# ... and operators on the simulated GPU get their CUDA columns
 	"$GPUSPY" report "$BUILD/demo/ops_gpu.gpuspy" --report ops --format json |
 		jq -e '.[] | select(.name == "aten::mm") | .calls == 40 and .self_cuda_ns == 8000000'
+	# the live views: top names each CUDA program's mode, serve exports their series
+	grep -E '^ +[0-9]+ .* bridge .* cuda_loop' "$BUILD/demo/top.txt"
+	grep -E '^ +[0-9]+ .* injected .* cuda_loop' "$BUILD/demo/top.txt"
+	[ "$(grep -cE '^gpuspy_process_info\{.*comm="cuda_loop".*mode="bridge"\} 1$' "$BUILD/demo/metrics.txt")" -eq 2 ]
+	[ "$(grep -cE '^gpuspy_process_cuda_launches_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 2 ]
+	[ "$(grep -cE '^gpuspy_process_gpu_kernels_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 2 ]
 }

@@ -103,6 +103,64 @@ echo "   (tests/targets/cuda/aten_like.cu): the operator table gets its CUDA col
 	"$python" tests/targets/cuda/aten_like.py "$build/targets/cuda/libtorch_aten_like_cuda.so" 20 \
 	>/dev/null
 "$build/gpuspy" report "$out/ops_gpu.gpuspy" --report ops --sort self_cuda_time_total --limit 6
+echo "== gpuspy top and gpuspy serve: who uses the GPUs on this host, live. Two CUDA programs:"
+echo "   one started with the CUPTI bridge, one without it (gpuspy loads it when it attaches)"
+rm -f "$out/live_a.ctl" "$out/live_b.ctl" "$out/live_a.ready" "$out/live_b.ready" \
+	"$out/live_a.log" "$out/live_b.log"
+mkfifo "$out/live_a.ctl" "$out/live_b.ctl"
+env LD_LIBRARY_PATH="$build/fakecuda" CUDA_INJECTION64_PATH="$build/libgpuspy_cupti.so" \
+	GPUSPY_CUPTI_LOG="$out/live_a.log" "$build/targets/cuda/cuda_loop" "$out/live_a.ready" <"$out/live_a.ctl" >"$out/live_a.out" 2>&1 &
+live_a=$!
+exec 6>"$out/live_a.ctl"
+env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/live_b.log" \
+	"$build/targets/cuda/cuda_loop" "$out/live_b.ready" <"$out/live_b.ctl" >"$out/live_b.out" 2>&1 &
+live_b=$!
+exec 7>"$out/live_b.ctl"
+wait_for_file "$out/live_a.ready"
+wait_for_file "$out/live_b.ready"
+"$build/gpuspy" top --once --interval 4s --sort launches_per_s --limit 5 >"$out/top.txt" \
+	2>"$out/top.err" &
+top_pid=$!
+wait_for "$out/top.err" "gpuspy: watching"
+# each bridge turns CUPTI on within about 0.1 s of gpuspy's attach
+wait_for "$out/live_a.log" "activity on"
+wait_for "$out/live_b.log" "activity on"
+echo "go 200" >&6
+echo "go 100" >&7
+wait "$top_pid"
+cat "$out/top.txt"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$build/gpuspy" serve --listen "127.0.0.1:$port" --interval 500ms 2>"$out/serve.err" &
+serve_pid=$!
+wait_for "$out/serve.err" "gpuspy: collecting"
+# a new session for each bridge: a second "activity on"
+wait_activity_again() { # LOG
+	i=0
+	until [ "$(grep -c "activity on" "$1")" -ge 2 ]; do
+		i=$((i + 1))
+		[ "$i" -lt 600 ] || { echo "demo: no second session in $1" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+wait_activity_again "$out/live_a.log"
+wait_activity_again "$out/live_b.log"
+echo "go 50" >&6
+echo "go 50" >&7
+wait_for "$out/live_a.out" "BATCH done n=50"
+wait_for "$out/live_b.out" "BATCH done n=50"
+sleep 2.5 # the bridges hand over their GPU records at least once a second
+echo "curl http://127.0.0.1:$port/metrics (gpuspy serve, for Prometheus), the CUDA programs' series"
+echo "(serve finds the bridge top loaded already there: both are in bridge mode for it):"
+curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics.txt"
+grep -E '^gpuspy_process_(info|cuda_launches_total|gpu_kernels_total|gpu_busy_seconds_total)\{.*comm="cuda_loop"' \
+	"$out/metrics.txt"
+kill -TERM "$serve_pid"
+wait "$serve_pid" || true
+echo exit >&6
+echo exit >&7
+exec 6>&- 7>&-
+wait "$live_a" "$live_b"
+echo
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
 echo "trace:    $out/demo.gpuspy"
