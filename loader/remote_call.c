@@ -349,6 +349,16 @@ static int call_signal_stop(struct remote_thread *t, int sig, uint64_t *ret)
 		t->pending_sig = sig;
 		return 0;
 	}
+	/* A stop the kernel sent: another gpuspy's BPF holding the process while it probes
+	 * the libraries our dlopen maps (ld.so's hook). That gpuspy resumes it with SIGCONT
+	 * once done, perhaps while we still hold the thread: raised again afterwards, the stop
+	 * would last for good. Dropped, the other gpuspy only probes a moment late. */
+	if (sig == SIGSTOP) {
+		gs_debug("thread %d: a kernel SIGSTOP during the call (another tracer's hold): "
+			 "dropped",
+			 t->tid);
+		return 0;
+	}
 	err = get_regs(t->tid, &r);
 	if (err)
 		return err;

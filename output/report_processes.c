@@ -17,6 +17,7 @@ static const struct table_col cols[] = {
     {"Executable", "exe", COL_STR},
     {"User", "user", COL_STR},
     {"Container", "container", COL_STR},
+    {"Cgroup", "cgroup", COL_STR},
 };
 
 static uint64_t relative(const struct trace_model *m, uint64_t ts)
@@ -57,7 +58,8 @@ static int build(const struct trace_model *m, struct table *t)
 		report_group_label(m, p, GROUP_CONTAINER, container, sizeof(container));
 		if (table_set_str(&row[6], exit_desc) || table_set_str(&row[7], p->comm) ||
 		    table_set_str(&row[8], p->exe) || table_set_str(&row[9], user) ||
-		    table_set_str(&row[10], container))
+		    table_set_str(&row[10], container) ||
+		    table_set_str(&row[11], trace_model_process_cgroup(m, p)))
 			return -1;
 	}
 	return 0;
@@ -66,7 +68,7 @@ static int build(const struct trace_model *m, struct table *t)
 const struct report_def report_processes = {
     .name = "processes",
     .summary =
-	"traced processes: parent, threads, syscalls, lifetime, exit status, user, container",
+	"traced processes: parent, threads, syscalls, lifetime, exit status, user, container, cgroup",
     .cols = cols,
     .ncols = sizeof(cols) / sizeof(cols[0]),
     .default_sort = "syscalls",

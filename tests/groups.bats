@@ -51,6 +51,7 @@ group_calls() { # GROUP_BY GROUP SYSCALL
 	"$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json > "$WORK/p.json"
 	cat "$WORK/p.json"
 	jq -e '[.[] | select(.name == "dd" and .container == "docker:0123456789ab" and .user == "root")] | length == 1' "$WORK/p.json"
+	jq -e --arg cg "/$CG_DOCKER" '[.[] | select(.name == "dd" and .cgroup == $cg)] | length == 1' "$WORK/p.json"
 	jq -e '[.[] | select(.name == "dd" and .container == "pod:'"$CG_POD_UID"'/fedcba987654" and .user == "nobody")] | length == 1' "$WORK/p.json"
 	# the launching shell stays where gpuspy found it
 	jq -e '[.[] | select(.name == "bash")] | all(.container != "docker:0123456789ab")' "$WORK/p.json"
