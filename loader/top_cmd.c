@@ -226,11 +226,8 @@ static void count_modes(const struct live_model *lm, unsigned *modes)
 static void print_summary(const struct live_model *lm, const struct top_view *v, FILE *out)
 {
 	unsigned modes[LIVE_MODE_INJECTED + 1] = {0};
-	uint64_t busy = 0;
 
 	count_modes(lm, modes);
-	for (size_t d = 0; d < lm->ndevices; d++)
-		busy += lm->devices[d].busy_ns;
 	fprintf(out,
 		"gpuspy top - %zu processes, CUDA: %u uprobes, %u bridge, %u injected; GPUs seen: "
 		"%zu; events %llu, lost %llu; sort %s, by %s (q quit, s sort, g group)\n",
@@ -238,7 +235,6 @@ static void print_summary(const struct live_model *lm, const struct top_view *v,
 		modes[LIVE_MODE_INJECTED], lm->ndevices, (unsigned long long)lm->events,
 		(unsigned long long)live_model_lost(lm), v->sort ? v->sort : "gpu_busy_pct",
 		group_by_name(v->group_by));
-	(void)busy;
 }
 
 static int draw(struct top_state *st)

@@ -343,6 +343,8 @@ static int print_rows(const struct rows *rows, const struct top_view *v, FILE *o
 	}
 	if (!err)
 		table_print(&t, v->format, out);
+	if (!err && !n && v->format == TABLE_TEXT && !v->all)
+		fputs("(no process was active in the interval; --all lists idle ones too)\n", out);
 	table_free(&t);
 	return err ? -ENOMEM : 0;
 }
@@ -360,11 +362,12 @@ int top_rows_print(const struct live_model *lm, const struct top_view *v, FILE *
 		err = group_rows(lm->users, lm->nusers, true, secs, &rows);
 	else
 		err = process_rows(lm, v, secs, &rows);
-	if (!err) {
+	if (!err && rows.n) { /* qsort(NULL, 0, ...) is undefined: an idle host has no rows */
 		sort_key = v->sort;
 		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
-		err = print_rows(&rows, v, out);
 	}
+	if (!err)
+		err = print_rows(&rows, v, out);
 	free(rows.v);
 	return err;
 }

@@ -133,7 +133,9 @@ int report_groups_build(const struct trace_model *m, enum group_by by, struct re
 		g->filter.pids = g->pids;
 		g->filter.n = g->n;
 	}
-	qsort(groups, ngroups, sizeof(*groups), by == GROUP_PROCESS ? cmp_first_pid : cmp_label);
+	if (ngroups) /* qsort(NULL, 0, ...) is undefined: a trace without processes */
+		qsort(groups, ngroups, sizeof(*groups),
+		      by == GROUP_PROCESS ? cmp_first_pid : cmp_label);
 	*out = groups;
 	*n = ngroups;
 	return 0;
