@@ -34,15 +34,18 @@ trap 'exit 130' INT TERM
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
+# --no-inject: the launch-heavy workload starts after the view, which would otherwise load the
+# CUPTI bridge into it half-way through, and the simulator's CUPTI work is not gpuspy's cost
+# (nor is it what the floor, uprobes alone, has)
 view_start() { # serve|top
 	: > "$work/view.err"
 	if [ "$1" = serve ]; then
 		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-		"$build/gpuspy" serve --listen "127.0.0.1:$port" 2> "$work/view.err" &
+		"$build/gpuspy" serve --no-inject --listen "127.0.0.1:$port" 2> "$work/view.err" &
 		view_pid=$!
 		wait_line "$work/view.err" "gpuspy: collecting" 60 "$view_pid"
 	else
-		"$build/gpuspy" top --format json > /dev/null 2> "$work/view.err" &
+		"$build/gpuspy" top --no-inject --format json > /dev/null 2> "$work/view.err" &
 		view_pid=$!
 		wait_line "$work/view.err" "gpuspy: watching" 60 "$view_pid"
 	fi

@@ -149,31 +149,6 @@ static int scan_mapping(void *ctx, const struct proc_mapping *m)
 	return 0;
 }
 
-/* The value of `name` in the process's initial environment, "" if unset. */
-static void environ_value(pid_t pid, const char *name, char *out, size_t len)
-{
-	char path[64], buf[65536];
-	size_t nlen = strlen(name);
-	ssize_t n;
-	int fd;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (char *at = buf; at < buf + n; at += strlen(at) + 1)
-		if (!strncmp(at, name, nlen) && at[nlen] == '=') {
-			snprintf(out, len, "%s", at + nlen + 1);
-			return;
-		}
-}
-
 /* Reasons to leave the process alone that need no ptrace: 0 to go on. */
 static int check_process(struct target *t)
 {
@@ -199,7 +174,7 @@ static int check_process(struct target *t)
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process ignores SIGSEGV");
 		return -1;
 	}
-	environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
+	procfs_environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
 	if (value[0]) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0,
 			   "CUDA_INJECTION64_PATH=%s: the driver loads that tool at cuInit "

@@ -2,9 +2,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "procfs.h"
 #include "records.h"
 
@@ -75,22 +77,36 @@ int procfs_for_each_process(procfs_pid_fn fn, void *ctx)
 	return ret;
 }
 
-/* The ppid is the 4th field of /proc/PID/stat, after a comm that may hold spaces and ')'. */
-static pid_t read_ppid(pid_t pid)
+int procfs_stat_field(pid_t pid, int field, unsigned long long *value)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		ppid = 0;
-	fclose(f);
-	return ppid;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	/* the name may hold spaces and parentheses: fields count from the last ')' */
+	p = strrchr(buf, ')');
+	for (int at = 2; at < field && p; at++)
+		p = strchr(p + 1, ' ');
+	if (!p || field < 3)
+		return -EINVAL;
+	*value = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+static pid_t read_ppid(pid_t pid)
+{
+	unsigned long long ppid;
+
+	return procfs_stat_field(pid, 4, &ppid) ? 0 : (pid_t)ppid;
 }
 
 struct pid_pair {
@@ -187,4 +203,29 @@ pid_t procfs_tgid_of(pid_t pid)
 
 	snprintf(dir, sizeof(dir), "%d", pid);
 	return (pid_t)procfs_status_field(dir, "Tgid", 10);
+}
+
+/* The value of `name` in the process's initial environment, "" if unset. */
+void procfs_environ_value(pid_t pid, const char *name, char *out, size_t len)
+{
+	char path[64], buf[65536];
+	size_t nlen = strlen(name);
+	ssize_t n;
+	int fd;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *at = buf; at < buf + n; at += strlen(at) + 1)
+		if (!strncmp(at, name, nlen) && at[nlen] == '=') {
+			snprintf(out, len, "%s", at + nlen + 1);
+			return;
+		}
 }

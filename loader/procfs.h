@@ -26,5 +26,12 @@ unsigned long long procfs_status_field(const char *proc_dir, const char *key, in
 /* The process (tgid) a pid belongs to: itself for a process, its leader for a thread id.
  * 0 when it does not exist. */
 pid_t procfs_tgid_of(pid_t pid);
+/* Numeric field `field` (1-based, as in proc(5); 3 or later) of /proc/PID/stat: 0 or -errno
+ * (-ENOENT: no such process). Field 4 is the ppid, 22 the start time in clock ticks since
+ * boot, which tells a process from a later one the kernel gave the same pid. */
+int procfs_stat_field(pid_t pid, int field, unsigned long long *value);
+/* The value of `name` in the process's initial environment (/proc/PID/environ), "" if unset
+ * or unreadable. */
+void procfs_environ_value(pid_t pid, const char *name, char *out, size_t len);
 
 #endif /* GPUSPY_PROCFS_H */

@@ -18,6 +18,7 @@
 #include "cuda_probes.h"
 #include "cupti_env.h"
 #include "cupti_link.h"
+#include "late_bridges.h"
 #include "recorder.h"
 #include "trace_format.h"
 #include "trace_writer.h"
@@ -69,6 +70,9 @@ int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles)
 
 	if (pid == getpid() || !r->opts.cupti)
 		return 0;
+	/* dealt with here, whatever comes of it: never again when its CUDA calls are seen */
+	if ((roles & (GS_CUDA_LIB_BRIDGE | GS_CUDA_LIB_DRIVER)) && late_bridges_mark(r->late, pid))
+		return -ENOMEM;
 	if (roles & GS_CUDA_LIB_BRIDGE)
 		return write_simple(r, pid, GS_BRIDGE_LOAD_PRESENT,
 				    "already loaded (CUDA_INJECTION64_PATH, or an earlier attach)");
@@ -103,21 +107,55 @@ static void say(const struct recorder *r, pid_t pid, const struct bridge_inject_
 			res->message);
 }
 
-static int load_one(struct recorder *r, pid_t pid, const char *bridge)
+/* What follows a load: the record, and for a new bridge the scan that raises its gate. */
+static int finish_load(struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
 {
-	struct bridge_inject_result res;
 	int err, roles;
 
-	bridge_inject(pid, bridge, exempt_from_hold, r, &res);
-	say(r, pid, &res);
-	err = write_load(r, pid, &res);
-	if (err || res.outcome != GS_BRIDGE_LOAD_INJECTED)
+	say(r, pid, res);
+	err = write_load(r, pid, res);
+	if (err || res->outcome != GS_BRIDGE_LOAD_INJECTED)
 		return err;
 	/* the new mapping: its probe raises the bridge's gate */
 	roles = cuda_probes_scan(r->cuda, pid);
 	if (roles == -ENOMEM)
 		return roles;
 	return cupti_link_expect(r->cupti, pid);
+}
+
+static int load_one(struct recorder *r, pid_t pid, const char *bridge)
+{
+	struct bridge_inject_result res;
+
+	bridge_inject(pid, bridge, exempt_from_hold, r, &res);
+	return finish_load(r, pid, &res);
+}
+
+int recorder_start_late_bridges(struct recorder *r)
+{
+	char bridge[PATH_MAX];
+	int err;
+
+	if (!r->opts.cupti || !r->opts.inject || !r->cuda ||
+	    !cupti_bridge_path(bridge, sizeof(bridge)))
+		return 0;
+	err = late_bridges_new(bridge, exempt_from_hold, r, &r->late);
+	if (err)
+		gs_error("cannot start loading the CUPTI bridge into new CUDA processes: %s",
+			 strerror(-err));
+	return err;
+}
+
+int recorder_take_late_bridges(struct recorder *r)
+{
+	struct late_bridge_outcome done[8];
+	size_t n;
+	int err = 0;
+
+	while (!err && (n = late_bridges_take(r->late, done, 8)))
+		for (size_t i = 0; i < n && !err; i++)
+			err = finish_load(r, done[i].pid, &done[i].res);
+	return err;
 }
 
 int recorder_load_bridges(struct recorder *r)

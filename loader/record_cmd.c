@@ -12,11 +12,13 @@
 #include <unistd.h>
 #include "bpf_session.h"
 #include "cli.h"
+#include "cuda_api.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
 #include "cupti_env.h"
 #include "cupti_link.h"
 #include "fd_names.h"
+#include "late_bridges.h"
 #include "op_probes.h"
 #include "py_stacks.h"
 #include "privileges.h"
@@ -52,6 +54,18 @@ void recorder_install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* Whether a CUDA call shows its process really using CUDA: it succeeded (a fork of a CUDA
+ * process, or a process without a driver, fails its calls) and is not a kernel registration,
+ * which the constructors of any library built with nvcc make before anything initialises CUDA. */
+static bool uses_cuda(const struct gs_hdr *rec)
+{
+	const struct gs_cuda_call *c = (const void *)rec;
+	struct cuda_call_info info;
+
+	return cuda_call_decode(c, &info) && info.probe->cls != GS_CUDA_NAME_STUB &&
+	       !cuda_call_failed(c, &info);
+}
+
 /* CUDA records: names compacted, launches of unnamed stubs named, held processes probed. */
 static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 {
@@ -73,6 +87,8 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 		if (rec->size < sizeof(struct gs_cuda_call))
 			return 0;
 		err = trace_writer_append(r->writer, rec);
+		if (!err && late_bridges_is_new(r->late, (pid_t)rec->pid) && uses_cuda(rec))
+			err = late_bridges_queue(r->late, (pid_t)rec->pid, rec->ts);
 		return err ?: cuda_names_note_call(r->cuda_names, r->writer, (const void *)rec);
 	}
 }
@@ -176,6 +192,8 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 		now = gs_monotonic_ns();
 		if (r->py && (r->write_err = py_stacks_tick(r->py, now)))
 			return "write error";
+		if ((r->write_err = recorder_take_late_bridges(r)))
+			return "write error";
 		if (r->opts.duration_ns && now - start >= r->opts.duration_ns)
 			return "duration";
 		if (r->cmd.pid > 0 ? child_exited(r) : target_watch_all_exited(&r->watch))
@@ -244,6 +262,10 @@ static int finish_trace(struct recorder *r)
 	uint64_t now;
 	int err;
 
+	/* a load under way ends first, so that its bridge is turned on and flushed too */
+	late_bridges_stop(r->late);
+	if (!r->write_err)
+		r->write_err = recorder_take_late_bridges(r);
 	/* the CUPTI bridges deliver what they hold while their probes are still attached */
 	cupti_link_flush(r->cupti, poll_session, r->session, BRIDGE_FLUSH_MS);
 	cupti_link_detach(r->cupti);
@@ -348,6 +370,9 @@ static int start_session(struct recorder *r)
 		gs_error("cannot set up Python stacks: out of memory");
 		return GS_EXIT_FAILURE;
 	}
+	/* before the targets: those dealt with at the attach are marked as they are found */
+	if (recorder_start_late_bridges(r))
+		return GS_EXIT_FAILURE;
 	err = recorder_add_targets(r);
 	if (err) {
 		gs_error("cannot register the target processes: %s", strerror(-err));
@@ -459,6 +484,7 @@ void recorder_cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
+	late_bridges_free(r->late);
 	free(r->bridge_pids);
 	cupti_link_free(r->cupti);
 	cuda_probes_free(r->cuda);

@@ -7,6 +7,7 @@
 #include "cuda_probes.h"
 #include "cupti_link.h"
 #include "key_index.h"
+#include "late_bridges.h"
 #include "op_probes.h"
 #include "py_stacks.h"
 #include "record_exit.h"
@@ -92,12 +93,14 @@ static void release(struct recorder *r, uint32_t *pids, size_t n)
 	cuda_names_forget(r->cuda_names, &dead);
 	cupti_link_forget(r->cupti, &dead);
 	op_probes_forget(r->ops, &dead);
+	late_bridges_forget(r->late, &dead);
 	ex.released += dead.n;
 	gs_debug("released the state of %zu exited process(es), %llu so far; per-process entries "
-		 "kept: python %zu, CUDA %zu, CUPTI %zu, operators %zu",
+		 "kept: python %zu, CUDA %zu, CUPTI %zu, operators %zu, late bridges %zu",
 		 dead.n, (unsigned long long)ex.released, py_stacks_tracked(r->py),
 		 cuda_probes_tracked(r->cuda) + cuda_names_tracked(r->cuda_names),
-		 cupti_link_tracked(r->cupti), op_probes_tracked(r->ops));
+		 cupti_link_tracked(r->cupti), op_probes_tracked(r->ops),
+		 late_bridges_tracked(r->late));
 }
 
 /* Releases the exits read before `before`, in one batch. */

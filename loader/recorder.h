@@ -17,6 +17,7 @@ struct cuda_names;
 struct cuda_probes;
 struct cupti_link;
 struct fd_names;
+struct late_bridges;
 struct op_probes;
 struct proc_attrs;
 struct py_stacks;
@@ -35,6 +36,7 @@ struct recorder {
 	struct proc_attrs *attrs;      /* users and cgroups of the traced processes */
 	pid_t *bridge_pids;	       /* running CUDA processes to load the CUPTI bridge into */
 	size_t nbridge_pids, bridge_pids_cap;
+	struct late_bridges *late; /* processes that start CUDA later; NULL: not loaded */
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	/* live views (top, serve): after each statistics checkpoint; <0 an error, 1 stop */
@@ -76,5 +78,10 @@ int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles);
 int recorder_note_unreadable(struct recorder *r, pid_t pid);
 /* Loads the bridge into the queued processes (after the probes are attached). */
 int recorder_load_bridges(struct recorder *r);
+/* Starts loading the bridge into processes whose first CUDA call comes later (late_bridges.h),
+ * unless --no-cupti, --no-inject or no bridge. 0 or -errno, said. */
+int recorder_start_late_bridges(struct recorder *r);
+/* The late loads finished since the last call: recorded, new bridges turned on. */
+int recorder_take_late_bridges(struct recorder *r);
 
 #endif /* GPUSPY_RECORDER_H */

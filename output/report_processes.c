@@ -67,8 +67,8 @@ static int build(const struct trace_model *m, struct table *t)
 
 const struct report_def report_processes = {
     .name = "processes",
-    .summary =
-	"traced processes: parent, threads, syscalls, lifetime, exit status, user, container, cgroup",
+    .summary = "traced processes: parent, threads, syscalls, lifetime, exit status, user, "
+	       "container, cgroup",
     .cols = cols,
     .ncols = sizeof(cols) / sizeof(cols[0]),
     .default_sort = "syscalls",

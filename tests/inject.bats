@@ -464,6 +464,77 @@ no_gpu_records() { # NAME
 		"$WORK/t.chrome.json"
 }
 
+# A parent with no CUDA in it that execs cuda_loop (with ENV) when $WORK/TAG.go is written:
+# traced from before, CUDA starts only after gpuspy attached. Sets TARGET_PID; the loop's fifo
+# is on fd 4.
+start_late_cuda() { # TAG [ENV...]
+	local tag=$1
+	shift
+	mkfifo "$WORK/$tag.go" "$WORK/$tag.ctl"
+	env LD_LIBRARY_PATH="$FC" GPUSPY_CUPTI_LOG="$WORK/$tag.log" "$@" \
+		bash -c 'read -r _ < "$1"; exec "$2" "$3"' _ "$WORK/$tag.go" "$TGT/cuda_loop" "$WORK/$tag.ready" \
+		< "$WORK/$tag.ctl" >> "$WORK/$tag.out" 2>> "$WORK/$tag.err" 3>&- &
+	TARGET_PID=$!
+	TARGET_PIDS="$TARGET_PIDS $TARGET_PID"
+	exec 4> "$WORK/$tag.ctl"
+}
+
+@test "-p on a process that starts CUDA after the attach: the bridge is loaded after its first CUDA call, and its kernels from then on are recorded exactly" {
+	start_late_cuda late
+	pid=$TARGET_PID
+	start_gpuspy t -v -p "$pid"
+	! bridge_mapped "$pid" || false
+	echo go > "$WORK/late.go"
+	wait_for_file "$WORK/late.ready"
+	injected_line t "$pid" > /dev/null
+	grep -E "$(loaded_re "$pid")" "$WORK/t.err" | grep -q '(CUDA started after the attach)$'
+	bridge_on t late "$pid" 1
+	from=$(lines_of "$WORK/late.out")
+	go late 4 3
+	window_lines late "$from" "$WORK/window.out"
+	stop_gpuspy t
+	finish_target late 4 "$pid"
+	# once: its later calls do not queue it again
+	[ "$(grep -cE "$(loaded_re "$pid")" "$WORK/t.err")" -eq 1 ]
+	[ "$(kernels_of t _Z11tick_kernelPj)" -eq 3 ]
+	[ "$(copies_of t "[CUDA memcpy Host-to-Device]")" -eq 3 ]
+	check_gpu_window t "$WORK/window.out" "$TICK"
+	gpu_mode_is t "$pid" injected '^cupti$'
+	# the set-up's launch, before the bridge: counted by uprobes
+	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_launches --format json |
+		jq -e '[.[] | select(.mangled == "_Z11tick_kernelPj") | .launches] | add == 4'
+}
+
+@test "--no-inject, or CUDA_INJECTION64_PATH naming another tool: a process that starts CUDA after the attach is left alone" {
+	# --no-inject
+	start_late_cuda late
+	pid=$TARGET_PID
+	start_gpuspy t -v --no-inject -p "$pid"
+	echo go > "$WORK/late.go"
+	wait_for_file "$WORK/late.ready"
+	go late 4 2
+	sleep 1 # past the moment a load would have come
+	! bridge_mapped "$pid" || false
+	stop_gpuspy t
+	finish_target late 4 "$pid"
+	refute_grep "CUPTI bridge (loaded|not loaded)" "$WORK/t.err"
+	no_gpu_records t
+	# another CUPTI tool named at start (as under nsys): the driver loads it at cuInit
+	start_late_cuda other CUDA_INJECTION64_PATH="$FC/libcupti_dump.so" CUPTI_DUMP_FILE="$WORK/dump"
+	pid=$TARGET_PID
+	start_gpuspy t2 -v -p "$pid"
+	echo go > "$WORK/other.go"
+	wait_for_file "$WORK/other.ready"
+	go other 4 2
+	sleep 1
+	! bridge_mapped "$pid" || false
+	stop_gpuspy t2
+	finish_target other 4 "$pid"
+	refute_grep "CUPTI bridge (loaded|not loaded)" "$WORK/t2.err"
+	# the other tool got its records
+	[ -s "$WORK/dump" ]
+}
+
 @test "ptrace refused (seccomp): one line saying 'ptrace not permitted', the recording goes on with uprobes only, bridge 'refused'" {
 	start_target loop 4 "$TGT/cuda_loop"
 	pid=$TARGET_PID

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# `gpuspy top`: the live view of the host's GPU users, on the simulated CUDA stack: three
-# cuda_loop processes seen three ways (bridge at start, bridge injected at attach, uprobes
-# only), each row's counts against the program's own (tests/targets/cuda/cuda_loop.cu: "go N"
+# `gpuspy top`: the live view of the host's GPU users, on the simulated CUDA stack: four
+# cuda_loop processes seen four ways (bridge at start, bridge injected at attach, bridge
+# injected after a first CUDA call made while top watched, uprobes only), each row's counts
+# against the program's own (tests/targets/cuda/cuda_loop.cu: "go N"
 # makes N launches, N 4096-byte host-to-device copies, N synchronisations).
 # bats file_tags=bpf,cuda,live
 
@@ -24,6 +25,8 @@ setup() {
 
 teardown() {
 	for p in "${PIDS[@]}" ${TOP_PID:-}; do
+		# a gpuspy that died while ld.so's hold had a process stopped leaves it so
+		kill -CONT "$p" 2>/dev/null || true
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
@@ -47,46 +50,51 @@ row() { # PID KEY
 	jq --argjson p "$1" --arg k "$2" '.[] | select(.pid == $p) | .[$k]' "$WORK/top.json"
 }
 
-@test "top --once --format json: a bridged, an injected and a uprobe-only CUDA process, each with its mode and exact counts" {
+@test "top --once --format json: bridged, injected at attach, injected at its first CUDA call, uprobe-only, each with its mode and exact counts" {
 	start_loop a 5 CUDA_INJECTION64_PATH="$BRIDGE"
 	A=$LAST_PID
 	start_loop b 6
 	B=$LAST_PID
 	wait_for_file "$WORK/a.ready"
 	wait_for_file "$WORK/b.ready"
-	# one interval long enough to start the third process and run the batches in it
+	# one interval long enough to start the other two and run the batches in them
 	"$GPUSPY" top --once --interval 8s --format json > "$WORK/top.json" 2> "$WORK/top.err" 3>&- &
 	TOP_PID=$!
 	wait_for_line "$WORK/top.err" "gpuspy: watching the host"
-	start_loop c 7
+	# c starts CUDA while top watches: the bridge is loaded after its first call
+	start_loop c 7 GPUSPY_CUPTI_LOG="$WORK/c.log"
 	C=$LAST_PID
+	# d has another CUPTI tool named at start (as under nsys): left to it, uprobes only
+	start_loop d 8 CUDA_INJECTION64_PATH="$FC/libcupti_dump.so" CUPTI_DUMP_FILE="$WORK/d.dump"
+	D=$LAST_PID
 	wait_for_file "$WORK/c.ready"
-	echo "go $N" >&5
-	echo "go $N" >&6
-	echo "go $N" >&7
-	wait_for_line "$WORK/a.out" "BATCH done"
-	wait_for_line "$WORK/b.out" "BATCH done"
-	wait_for_line "$WORK/c.out" "BATCH done"
+	wait_for_file "$WORK/d.ready"
+	wait_for_line "$WORK/c.log" "activity on"
+	for fd in 5 6 7 8; do echo "go $N" >&$fd; done
+	for name in a b c d; do wait_for_line "$WORK/$name.out" "BATCH done"; done
 	wait "$TOP_PID"
 	TOP_PID=
 	cat "$WORK/top.err"
 	jq -c '.[] | select(.mode != "-")' "$WORK/top.json"
 	[ "$(row "$A" mode)" = '"bridge"' ]
 	[ "$(row "$B" mode)" = '"injected"' ]
-	[ "$(row "$C" mode)" = '"uprobes"' ]
-	# a and b were set up before gpuspy attached: only the batch; c's set-up launched once
+	[ "$(row "$C" mode)" = '"injected"' ]
+	[ "$(row "$D" mode)" = '"uprobes"' ]
+	# a and b were set up before gpuspy attached: only the batch; c's and d's set-up launched once
 	[ "$(row "$A" launches)" -eq "$N" ]
 	[ "$(row "$B" launches)" -eq "$N" ]
 	[ "$(row "$C" launches)" -eq $((N + 1)) ]
-	for p in "$A" "$B" "$C"; do
+	[ "$(row "$D" launches)" -eq $((N + 1)) ]
+	for p in "$A" "$B" "$C" "$D"; do
 		[ "$(row "$p" htod_bytes)" -eq $((N * 4096)) ]
 	done
-	# GPU times only where the bridge is active
+	# GPU times only where the bridge is active, from the moment it is
 	[ "$(row "$A" kernels)" -eq "$N" ]
 	[ "$(row "$B" kernels)" -eq "$N" ]
-	[ "$(row "$C" kernels)" -eq 0 ]
-	# c's allocations were made while gpuspy watched: its GPU memory is known
-	[ "$(row "$C" gpu_mem_bytes)" -gt 4096 ]
+	[ "$(row "$C" kernels)" -eq "$N" ]
+	[ "$(row "$D" kernels)" -eq 0 ]
+	# d's allocations were made while gpuspy watched: its GPU memory is known
+	[ "$(row "$D" gpu_mem_bytes)" -gt 4096 ]
 	jq -e --argjson a "$A" '.[] | select(.pid == $a) | .gpu_busy_pct > 0 and .launches_per_s > 0 and .api_calls == 3 * '"$N" "$WORK/top.json"
 }
 
