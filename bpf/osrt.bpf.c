@@ -293,8 +293,10 @@ static __always_inline void note_cuda_open(__u32 tgid, const char *name)
 {
 	__u8 one = 1;
 
-	if (!name || mentions_cuda(name))
-		bpf_map_update_elem(&cuda_opened, &tgid, &one, BPF_ANY);
+	/* a full map: the library's dlopen will run on before it is probed, as with a full ring */
+	if ((!name || mentions_cuda(name)) &&
+	    bpf_map_update_elem(&cuda_opened, &tgid, &one, BPF_ANY))
+		count_loss(GS_LOSS_LIBS_NOT_HELD);
 }
 
 /* Every successful open names its fd at once: a file opened, read and closed between two

@@ -96,9 +96,9 @@ enum gs_loss_kind {
 	GS_LOSS_TRACED_MAP_FULL = 4,
 	GS_LOSS_RINGBUF_FD_NAME = 5,
 	GS_LOSS_CUDA_CALL = 6,	   /* ring buffer full, or calls nested deeper than tracked */
-	GS_LOSS_LIBS_NOT_HELD = 7, /* ring buffer full: a dlopen ran on before it was probed */
+	GS_LOSS_LIBS_NOT_HELD = 7, /* ring buffer or cuda_opened full: a dlopen ran on unprobed */
 	/* the following ones travel in GS_REC_LOSS_MORE */
-	GS_LOSS_PY_STACK = 8,  /* Python stacks not captured: ring buffer full */
+	GS_LOSS_PY_STACK = 8,  /* Python stacks not captured: ring buffer (or py_procs) full */
 	GS_LOSS_PY_SAMPLE = 9, /* CPU samples not recorded: ring buffer full */
 	GS_LOSS_OP_CALL = 10,  /* operator calls: ring buffer full, or nested deeper than tracked */
 	GS_LOSS_NKINDS = 11,

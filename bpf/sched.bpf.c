@@ -127,8 +127,9 @@ static __always_inline void py_inherit(__u32 ptgid, __u32 ctgid)
 {
 	struct gs_py_offsets *o = bpf_map_lookup_elem(&py_procs, &ptgid);
 
-	if (o)
-		bpf_map_update_elem(&py_procs, &ctgid, o, BPF_ANY);
+	/* a full map: the child's stacks are not captured, counted as stacks lost */
+	if (o && bpf_map_update_elem(&py_procs, &ctgid, o, BPF_ANY))
+		count_loss(GS_LOSS_PY_STACK);
 }
 
 SEC("tp_btf/sched_process_fork")
