@@ -3,17 +3,17 @@
  * The CUPTI bridge for processes that start using CUDA while gpuspy is attached: a job
  * launched after `record -a`, `top` or `serve` started, a child a `-p` target spawns, a
  * Python process that initialises CUDA long after the attach. Processes that were already
- * CUDA processes at the attach are loaded by record_bridges.c before the loop starts.
- *
- * A process is queued at the first CUDA call gpuspy sees that shows it using CUDA (one that
+ * CUDA processes at the attach are loaded by record_bridges.c before the loop starts. A
+ * process is queued at the first CUDA call gpuspy sees that shows it using CUDA (one that
  * succeeded: the forked child of a CUDA process maps the driver too, but its calls fail) and
- * loaded LATE_BRIDGE_DELAY_NS
- * later, once cuInit is behind it, on a worker thread of its own: finding a safe point can
- * take up to 2 s (bridge_inject.h), and the recorder's loop must go on draining the ring
- * buffer and serving live views meanwhile. One process at a time; the loop takes the outcomes
- * with late_bridges_take() and does the rest (the trace record, the scan that opens the
- * bridge's gate). A process whose environment names a CUDA_INJECTION64_PATH already gets that
- * library from the driver at cuInit, and is left to it.
+ * loaded LATE_BRIDGE_DELAY_NS later (cuInit is behind a call that succeeded; the delay lets
+ * the program get on with its start-up, and spares those that end at once), on a worker
+ * thread of its own: finding a safe point can take up to 2 s (bridge_inject.h), and the
+ * recorder's loop must go on draining the ring buffer and serving live views meanwhile. One
+ * process at a time; the loop takes the outcomes with late_bridges_take() and does the rest
+ * (the trace record, the scan that opens the bridge's gate). A process whose environment
+ * names a CUDA_INJECTION64_PATH already gets that library from the driver at cuInit, and is
+ * left to it.
  */
 #ifndef GPUSPY_LATE_BRIDGES_H
 #define GPUSPY_LATE_BRIDGES_H

@@ -53,6 +53,9 @@ load helpers
 	grep -E '^ +[0-9]+ .* bridge .* cuda_loop' "$BUILD/demo/top.txt"
 	grep -E '^ +[0-9]+ .* injected .* cuda_loop' "$BUILD/demo/top.txt"
 	[ "$(grep -cE '^gpuspy_process_info\{.*comm="cuda_loop".*mode="bridge"\} 1$' "$BUILD/demo/metrics.txt")" -eq 2 ]
+	# the one started while serve ran: injected after its first CUDA call (its set-up launch before)
+	[ "$(grep -cE '^gpuspy_process_info\{.*comm="cuda_loop".*mode="injected"\} 1$' "$BUILD/demo/metrics.txt")" -eq 1 ]
 	[ "$(grep -cE '^gpuspy_process_cuda_launches_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 2 ]
-	[ "$(grep -cE '^gpuspy_process_gpu_kernels_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 2 ]
+	[ "$(grep -cE '^gpuspy_process_cuda_launches_total\{.*comm="cuda_loop".*\} 51$' "$BUILD/demo/metrics.txt")" -eq 1 ]
+	[ "$(grep -cE '^gpuspy_process_gpu_kernels_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 3 ]
 }

@@ -144,13 +144,26 @@ wait_activity_again() { # LOG
 }
 wait_activity_again "$out/live_a.log"
 wait_activity_again "$out/live_b.log"
+# a third program starts while serve runs: the bridge follows its first CUDA call
+rm -f "$out/live_c.ctl" "$out/live_c.ready" "$out/live_c.log"
+mkfifo "$out/live_c.ctl"
+env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/live_c.log" \
+	"$build/targets/cuda/cuda_loop" "$out/live_c.ready" <"$out/live_c.ctl" >"$out/live_c.out" 2>&1 &
+live_c=$!
+exec 8>"$out/live_c.ctl"
+wait_for_file "$out/live_c.ready"
+wait_for "$out/live_c.log" "activity on"
 echo "go 50" >&6
 echo "go 50" >&7
+echo "go 50" >&8
 wait_for "$out/live_a.out" "BATCH done n=50"
 wait_for "$out/live_b.out" "BATCH done n=50"
+wait_for "$out/live_c.out" "BATCH done n=50"
 sleep 2.5 # the bridges hand over their GPU records at least once a second
 echo "curl http://127.0.0.1:$port/metrics (gpuspy serve, for Prometheus), the CUDA programs' series"
-echo "(serve finds the bridge top loaded already there: both are in bridge mode for it):"
+echo "(serve finds the bridge top loaded already there: both are in bridge mode for it; the"
+echo "third program started while serve ran: injected after its first CUDA call, its set-up"
+echo "launch counted by uprobes before that):"
 curl -sf "http://127.0.0.1:$port/metrics" >"$out/metrics.txt"
 grep -E '^gpuspy_process_(info|cuda_launches_total|gpu_kernels_total|gpu_busy_seconds_total)\{.*comm="cuda_loop"' \
 	"$out/metrics.txt"
@@ -158,8 +171,9 @@ kill -TERM "$serve_pid"
 wait "$serve_pid" || true
 echo exit >&6
 echo exit >&7
-exec 6>&- 7>&-
-wait "$live_a" "$live_b"
+echo exit >&8
+exec 6>&- 7>&- 8>&-
+wait "$live_a" "$live_b" "$live_c"
 echo
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
