@@ -8,6 +8,7 @@
 #include "array_grow.h"
 #include "cgroup_attr.h"
 #include "live_model.h"
+#include "procfs.h"
 
 /* The last cumulative statistics of one (process, thread, syscall) key. */
 struct live_stat {
@@ -450,33 +451,15 @@ uint64_t live_model_lost(const struct live_model *lm)
 	return sum;
 }
 
-/* utime + stime of a process in clock ticks; -errno when it is gone. */
+/* utime + stime (fields 14 and 15 of /proc/PID/stat) in clock ticks; -errno when it is gone. */
 static int read_cpu_ticks(uint32_t pid, uint64_t *ticks)
 {
-	char path[48], buf[1024], *p, *end;
-	ssize_t n;
-	int fd;
+	unsigned long long v[2];
+	int err = procfs_stat_fields((pid_t)pid, 14, 2, v);
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
-	/* the name may hold spaces and parentheses: fields count from the last ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	for (int field = 3; field < 14 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -EINVAL;
-	*ticks = strtoull(p + 1, &end, 10);
-	*ticks += strtoull(end, NULL, 10);
-	return 0;
+	if (!err)
+		*ticks = v[0] + v[1];
+	return err;
 }
 
 static void read_cpu(struct live_model *lm, struct live_proc *p, uint64_t now_ns)

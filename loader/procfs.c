@@ -77,29 +77,38 @@ int procfs_for_each_process(procfs_pid_fn fn, void *ctx)
 	return ret;
 }
 
-int procfs_stat_field(pid_t pid, int field, unsigned long long *value)
+int procfs_stat_fields(pid_t pid, int field, size_t n, unsigned long long *values)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
+	char path[64], buf[1024], *p, *end;
+	ssize_t len;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0)
+	if (len <= 0)
 		return -ESRCH;
-	buf[n] = '\0';
+	buf[len] = '\0';
 	/* the name may hold spaces and parentheses: fields count from the last ')' */
 	p = strrchr(buf, ')');
 	for (int at = 2; at < field && p; at++)
 		p = strchr(p + 1, ' ');
 	if (!p || field < 3)
 		return -EINVAL;
-	*value = strtoull(p + 1, NULL, 10);
+	for (size_t i = 0; i < n; i++, p = end) {
+		values[i] = strtoull(p + 1, &end, 10);
+		if (end == p + 1)
+			return -EINVAL;
+	}
 	return 0;
+}
+
+int procfs_stat_field(pid_t pid, int field, unsigned long long *value)
+{
+	return procfs_stat_fields(pid, field, 1, value);
 }
 
 static pid_t read_ppid(pid_t pid)

@@ -30,6 +30,8 @@ pid_t procfs_tgid_of(pid_t pid);
  * (-ENOENT: no such process). Field 4 is the ppid, 22 the start time in clock ticks since
  * boot, which tells a process from a later one the kernel gave the same pid. */
 int procfs_stat_field(pid_t pid, int field, unsigned long long *value);
+/* `n` numeric fields from `field` on, from one read of the file. */
+int procfs_stat_fields(pid_t pid, int field, size_t n, unsigned long long *values);
 /* The value of `name` in the process's initial environment (/proc/PID/environ), "" if unset
  * or unreadable. */
 void procfs_environ_value(pid_t pid, const char *name, char *out, size_t len);
