@@ -43,11 +43,10 @@ struct late_bridges {
 	size_t ndone, done_cap;
 };
 
-static uint64_t ns_to_timespec(uint64_t ns, struct timespec *ts)
+static void ns_to_timespec(uint64_t ns, struct timespec *ts)
 {
 	ts->tv_sec = (time_t)(ns / 1000000000ull);
 	ts->tv_nsec = (long)(ns % 1000000000ull);
-	return ns;
 }
 
 /* Whether the process queued is still the one running under its pid, and left to gpuspy:
@@ -99,7 +98,8 @@ static void *work(void *arg)
 			pthread_cond_wait(&lb->wake, &lb->lock);
 			continue;
 		}
-		if (gs_monotonic_ns() < ns_to_timespec(lb->queue[0].due, &ts)) {
+		if (gs_monotonic_ns() < lb->queue[0].due) {
+			ns_to_timespec(lb->queue[0].due, &ts);
 			pthread_cond_timedwait(&lb->wake, &lb->lock, &ts);
 			continue;
 		}
