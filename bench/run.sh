@@ -21,7 +21,10 @@
 #   bytes/event              the 1-thread recording above     -                        file size / events
 #
 # "added" is a cost over the untraced workload of the same run; ratio = gpuspy added / floor
-# added. Each figure is the best (lowest time) of REPEATS rounds, a round running every
+# added. Each ratio row also measures the floor with a clock read in every program (empty_probes
+# --clock): what a tracer that times each call pays at the least, since a duration needs a clock
+# read at both ends. Its added cost as a multiple of the floor's is printed beside it: where
+# that multiple reaches the goal, no exact per-call timing can meet it on this machine. Each figure is the best (lowest time) of REPEATS rounds, a round running every
 # configuration of a row once, so that a slow phase of the machine hits all of them. A round
 # counts only when no other BPF tracing program was loaded and kernel.bpf_stats_enabled was 0
 # right before and after it (other gpuspy runs on the machine slow every syscall; bpf_stats adds
@@ -215,9 +218,9 @@ median_of() {
 
 rows=$work/rows
 : > "$rows"
-# row PATH UNIT UNTRACED FLOOR_ADDED GPUSPY_ADDED GOAL_RATIO: a ratio row
+# row PATH UNIT UNTRACED FLOOR_ADDED GPUSPY_ADDED GOAL_RATIO CLOCKED_FLOOR_ADDED|-: a ratio row
 row() {
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" >> "$rows"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" >> "$rows"
 }
 notes=$work/notes
 : > "$notes"
@@ -227,6 +230,9 @@ sys_round() {
 	sp=$(run_field ns_per_syscall "$sb" "$iters")
 	floor_start --syscalls
 	sf=$(run_field ns_per_syscall "$sb" "$iters")
+	floor_stop
+	floor_start --clock --syscalls
+	sk=$(run_field ns_per_syscall "$sb" "$iters")
 	floor_stop
 	st=$(run_field ns_per_syscall "$gpuspy" record -q -f -o "$work/t.gpuspy" -- "$sb" "$iters")
 	rec_start "$work/o.gpuspy" "$sleeper"
@@ -238,15 +244,15 @@ if want syscall; then
 	sb=$build/bench/syscall_bench
 	sleep 100000 &
 	sleeper=$!
-	rounds syscall "$repeats" sys_round sp sf st su
+	rounds syscall "$repeats" sys_round sp sf sk st su
 	kill "$sleeper" 2> /dev/null || true
 	wait "$sleeper" 2> /dev/null || true
 	sleeper=
 	row "traced syscall, default settings" ns/syscall "$best_sp" "$(sub "$best_sf" "$best_sp")" \
-		"$(sub "$best_st" "$best_sp")" 2
+		"$(sub "$best_st" "$best_sp")" 2 "$(sub "$best_sk" "$best_sp")"
 	row "syscall of an untraced process while recording another" ns/syscall "$best_sp" \
-		"$(sub "$best_sf" "$best_sp")" "$(sub "$best_su" "$best_sp")" 1.2
-	echo "syscall (ns/syscall): untraced $best_sp, floor $best_sf, gpuspy traced $best_st, untraced while gpuspy records another $best_su" >> "$notes"
+		"$(sub "$best_sf" "$best_sp")" "$(sub "$best_su" "$best_sp")" 1.2 -
+	echo "syscall (ns/syscall): untraced $best_sp, floor $best_sf, floor with a clock read per program $best_sk, gpuspy traced $best_st, untraced while gpuspy records another $best_su" >> "$notes"
 fi
 
 # --- context switch ----------------------------------------------------------------------
@@ -270,30 +276,42 @@ ctx_round() {
 	ctx_run "$cb" "$ctx_rounds"
 	floor_stop
 	fsw=$sw fsc=$sc
+	floor_start --clock --sched
+	ctx_run "$cb" "$ctx_rounds"
+	floor_stop
+	ksw=$sw
 	ctx_run "$gpuspy" record -f --osrt-threshold 1s -o "$work/c.gpuspy" -- "$cb" "$ctx_rounds"
 	gsw=$sw gsc=$sc gspw=$spw
 	recorded_counts "$work/ctx.err"
 	ctx_events=$rec_events
+	# the exact off-CPU totals alone: no interval of the ping-pong reaches a second
+	ctx_run "$gpuspy" record -f --osrt-threshold 1s --offcpu-threshold 1s -o "$work/c.gpuspy" -- \
+		"$cb" "$ctx_rounds"
+	nsw=$sw
 }
 if want ctx; then
 	progress "context switch row: $ctx_rounds ping-pong rounds, best of $repeats"
 	cb=$build/bench/ctxswitch_bench
 	# the floor attaches nothing to syscalls; gpuspy's syscall side is the median of the
 	# rounds' (gpuspy - untraced) futex call cost, each pair measured seconds apart
-	rounds "context switch" "$repeats" ctx_round psw psc fsw fsc gsw gsc gspw
-	dsc=$(median_of "$work/rounds.ctx_round" '$7 - $3')
-	spw=$(median_of "$work/rounds.ctx_round" '$8')
+	rounds "context switch" "$repeats" ctx_round psw psc fsw fsc ksw gsw gsc gspw nsw
+	dsc=$(median_of "$work/rounds.ctx_round" '$8 - $3')
+	spw=$(median_of "$work/rounds.ctx_round" '$9')
 	fadd=$(sub "$best_fsw" "$best_psw")
 	gadd=$(echo "$best_gsw $best_psw $spw $dsc" | awk '{ print ($1 - $2) - $3 * $4 }')
-	row "context switch, traced ping-pong (syscall side taken out)" ns/switch "$best_psw" "$fadd" "$gadd" 2
-	echo "$best_psw $best_psc $best_fsw $best_gsw $best_gsc $spw $dsc $ctx_events $ctx_rounds" | awk '{
-		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call without switching; floor %.1f/switch; gpuspy %.1f/switch, %.1f/futex call; %.2f futex calls/switch x %.1f (median gpuspy - untraced per call) = %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording\n", \
-			$1, $2, $3, $4, $5, $6, $7, $6 * $7, $8 / $9 }' >> "$notes"
+	row "context switch, traced ping-pong (syscall side taken out)" ns/switch "$best_psw" "$fadd" "$gadd" 2 \
+		"$(sub "$best_ksw" "$best_psw")"
+	echo "$best_psw $best_psc $best_fsw $best_gsw $best_gsc $spw $dsc $ctx_events $ctx_rounds $best_ksw $best_nsw" | awk '{
+		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call without switching; floor %.1f/switch, with a clock read %.1f; gpuspy %.1f/switch, %.1f/futex call; %.2f futex calls/switch x %.1f (median gpuspy - untraced per call) = %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording; without off-CPU spans (--offcpu-threshold 1s, exact totals only) gpuspy %.1f/switch: %.1f ns/switch added, %.2fx the floor\n", \
+			$1, $2, $3, $10, $4, $5, $6, $7, $6 * $7, $8 / $9, $11, ($11 - $1) - $6 * $7, ($3 > $1) ? (($11 - $1) - $6 * $7) / ($3 - $1) : 0 }' >> "$notes"
 fi
 
 # --- CUDA call ---------------------------------------------------------------------------
 cuda_round() {
 	cp=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+	floor_start --clock "$libs/libcudart.so.13" "$libs/libcuda.so.1"
+	ck=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
+	floor_stop
 	floor_start "$libs/libcudart.so.13" "$libs/libcuda.so.1"
 	cf=$(run_field ns_per_launch env LD_LIBRARY_PATH="$libs" "$lb" "$launches")
 	# the floor under gpuspy's syscall tracing alone: the simulated stack makes syscalls of its
@@ -308,9 +326,9 @@ if want cuda; then
 	lb=$build/targets/cuda/launch_bench
 	if [ -x "$lb" ] && [ -f "$libs/libcudart.so.13" ] && [ -f "$libs/libcuda.so.1" ]; then
 		progress "CUDA row: $launches launches on the simulated stack, best of $repeats"
-		rounds CUDA "$repeats" cuda_round cp cf cs ct
+		rounds CUDA "$repeats" cuda_round cp cf ck cs ct
 		row "traced CUDA call (launch_bench: 3 calls per launch, --no-cupti)" ns/launch "$best_cp" \
-			"$(sub "$best_cf" "$best_cp")" "$(sub "$best_ct" "$best_cp")" 1.3
+			"$(sub "$best_cf" "$best_cp")" "$(sub "$best_ct" "$best_cp")" 1.3 "$(sub "$best_ck" "$best_cp")"
 		echo "$best_cp $best_cf $floor_probes $best_ct $best_cs" | awk '{
 			printf "CUDA (ns/launch): untraced %.1f, floor %.1f (%d empty probes), gpuspy --no-cupti %.1f; floor + gpuspy --no-cuda (its syscall tracing of the workload and of the uretprobe returns) %.1f: gpuspy added / that added %.2fx\n", \
 				$1, $2, $3, $4, $5, ($5 > $1) ? ($4 - $1) / ($5 - $1) : 0 }' >> "$notes"
@@ -339,6 +357,13 @@ ops_round() {
 	rec_stop
 	loop_end
 	ot=$iter_us
+	# the operator probes without the Python stack each outermost operator call carries
+	loop_start
+	rec_start "$work/opn.gpuspy" "$loop_pid" --no-python
+	loop_go
+	rec_stop
+	loop_end
+	on=$iter_us
 	rc=$("$gpuspy" report "$work/op.gpuspy" --report ops --format json 2> "$work/opr.err" |
 		sed -n 's/.*"calls": *\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 	if [ "$rc" -eq 0 ]; then
@@ -351,19 +376,21 @@ if want ops; then
 	if "$py" -c 'import torch' 2> /dev/null; then
 		progress "PyTorch row: $ops_iters training iterations, median per iteration, best of $ops_repeats"
 		iters=$ops_iters
-		rounds PyTorch "$ops_repeats" ops_round op of ot rc
+		rounds PyTorch "$ops_repeats" ops_round op of ot on rc
 		# a recording that missed operator calls ran faster: gpuspy's figure is the best of the
 		# rounds that saw (nearly) all of them
-		calls=$(awk '$5 > n { n = $5 } END { print n + 0 }' "$work/rounds.ops_round")
+		calls=$(awk '$6 > n { n = $6 } END { print n + 0 }' "$work/rounds.ops_round")
 		[ "$calls" -gt 0 ] || bench_fail "gpuspy saw no PyTorch operator call"
-		best_ot=$(awk -v n="$calls" '$5 >= 0.95 * n && $1 == 1 { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
-		[ -n "$best_ot" ] || best_ot=$(awk -v n="$calls" '$5 >= 0.95 * n { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
+		best_ot=$(awk -v n="$calls" '$6 >= 0.95 * n && $1 == 1 { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
+		[ -n "$best_ot" ] || best_ot=$(awk -v n="$calls" '$6 >= 0.95 * n { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
 		opi=$(echo "$calls $ops_iters" | awk '{ print $1 / $2 }')
 		row "PyTorch op (torch_loop.py, $(printf %.0f "$opi") ops/iteration)" ns/op \
 			"$(echo "$best_op $opi" | awk '{ print $1 * 1000 / $2 }')" \
 			"$(echo "$best_of $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" \
-			"$(echo "$best_ot $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" 1.3
-		echo "PyTorch (us/iteration, median): untraced $best_op, floor $best_of ($floor_probes empty probes), gpuspy record -p $best_ot; $calls operator calls in $ops_iters iterations" >> "$notes"
+			"$(echo "$best_ot $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" 1.3 -
+		echo "$best_op $best_of $floor_probes $best_ot $best_on $calls $ops_iters $opi" | awk '{
+			printf "PyTorch (us/iteration, median): untraced %s, floor %s (%d empty probes), gpuspy record -p %s, gpuspy record -p --no-python %s (%.1f ns/op added, %.2fx the floor: the operator probes without the Python stack each outermost call carries); %d operator calls in %d iterations\n", \
+				$1, $2, $3, $4, $5, ($5 - $1) * 1000 / $8, ($2 > $1) ? ($5 - $1) / ($2 - $1) : 0, $6, $7 }' >> "$notes"
 	else
 		progress "PyTorch row skipped: $py has no torch (set PYTHON)"
 		echo "PyTorch row not measured: $py has no torch (set PYTHON)" >> "$notes"
@@ -402,20 +429,21 @@ fi
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "gpuspy overhead ($build): $(nproc) CPUs, $cpu, kernel $(uname -r), best of $repeats (PyTorch, events: $ops_repeats), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "| path | unit | untraced | floor added | gpuspy added | ratio | goal | met |"
-echo "|---|---|---:|---:|---:|---:|---|---|"
+echo "| path | unit | untraced | floor added | floor + clock reads added | gpuspy added | ratio | goal | met |"
+echo "|---|---|---:|---:|---:|---:|---:|---|---|"
 awk -F '\t' '{
 	ratio = ($4 > 0) ? $5 / $4 : -1
 	met = (ratio >= 0 && ratio <= $6) ? "yes" : "no"
-	printf "| %s | %s | %.1f | %.1f | %.1f | %s | <= %sx | %s |\n", $1, $2, $3, $4, $5, \
+	clocked = ($7 == "-") ? "-" : sprintf("%.1f (%s)", $7, ($4 > 0) ? sprintf("%.2fx", $7 / $4) : "n/a")
+	printf "| %s | %s | %.1f | %.1f | %s | %.1f | %s | <= %sx | %s |\n", $1, $2, $3, $4, clocked, $5, \
 		(ratio >= 0) ? sprintf("%.2fx", ratio) : "n/a", $6, met
 }' "$rows"
 awk -F '\t' '{
-	printf "| %s | events/s | - | - | %.2f M/s, %d lost | - | >= 2 M/s, 0 lost | %s |\n", $1, \
+	printf "| %s | events/s | - | - | - | %.2f M/s, %d lost | - | >= 2 M/s, 0 lost | %s |\n", $1, \
 		$2 / 1e6, $3, ($2 >= 2e6 && $3 == 0) ? "yes" : "no"
 }' "$ev_rows"
 if [ -n "${bpe1:-}" ]; then
-	echo "$bpe1" | awk '{ printf "| trace file, span-heavy recording (1 thread) | bytes/event | - | - | %.1f | - | <= 32 | %s |\n", \
+	echo "$bpe1" | awk '{ printf "| trace file, span-heavy recording (1 thread) | bytes/event | - | - | - | %.1f | - | <= 32 | %s |\n", \
 		$1, ($1 <= 32) ? "yes" : "no" }'
 fi
 echo
