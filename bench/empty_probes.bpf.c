@@ -6,25 +6,63 @@
  * reported as a ratio to it (bench/run.sh's table). bench/empty_probes.c picks the programs of
  * one mode and leaves the others unloaded.
  *
- * With `read_clock` set (empty_probes --clock) each program reads the clock once and stores
- * it: the least any tracer that times each call pays on top of the hook (a duration needs a
- * clock read at both ends). Unset, the verifier removes the read as dead code.
+ * With `timer` set (empty_probes --timer) the programs do the least an exact per-call timer
+ * must: read the clock at both ends, keep the start in the thread's own storage (a call may
+ * block and resume on another CPU) and add the duration to a per-thread total. Unset, the
+ * verifier removes that code as dead and the programs are empty.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-const volatile bool read_clock = false;
+const volatile bool timer = false;
 
-/* One cache line per CPU, so two CPUs storing their reads never share one. */
-#define SINK_STRIDE 8
-__u64 clock_sink[64 * SINK_STRIDE];
+extern bool bpf_session_is_return(void) __ksym __weak;
 
-static __always_inline int hook(void)
+struct thread_timer {
+	__u64 start_ns; /* 0: no call open */
+	__u64 total_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_timer);
+} timers SEC(".maps");
+
+static __always_inline void timer_start(struct task_struct *task, __u64 now)
 {
-	if (read_clock)
-		clock_sink[(bpf_get_smp_processor_id() & 63) * SINK_STRIDE] = bpf_ktime_get_ns();
+	struct thread_timer *t =
+	    bpf_task_storage_get(&timers, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (t)
+		t->start_ns = now;
+}
+
+static __always_inline void timer_stop(struct task_struct *task, __u64 now)
+{
+	struct thread_timer *t = bpf_task_storage_get(&timers, task, 0, 0);
+
+	if (t && t->start_ns) {
+		t->total_ns += now - t->start_ns;
+		t->start_ns = 0;
+	}
+}
+
+static __always_inline int on_entry(void)
+{
+	if (timer)
+		timer_start(bpf_get_current_task_btf(), bpf_ktime_get_ns());
+	return 0;
+}
+
+static __always_inline int on_return(void)
+{
+	if (timer)
+		timer_stop(bpf_get_current_task_btf(), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -32,13 +70,13 @@ static __always_inline int hook(void)
 SEC("uprobe")
 int empty_entry(void *ctx)
 {
-	return hook();
+	return on_entry();
 }
 
 SEC("uretprobe")
 int empty_return(void *ctx)
 {
-	return hook();
+	return on_return();
 }
 
 /* PyTorch operators: one uprobe session program, run at entry and (entry returned 0) at return,
@@ -46,25 +84,36 @@ int empty_return(void *ctx)
 SEC("uprobe")
 int empty_session(void *ctx)
 {
-	return hook();
+	if (timer && bpf_session_is_return())
+		return on_return();
+	return on_entry();
 }
 
 /* syscalls: gpuspy's osrt hooks */
 SEC("tp_btf/sys_enter")
 int empty_sys_enter(void *ctx)
 {
-	return hook();
+	return on_entry();
 }
 
 SEC("tp_btf/sys_exit")
 int empty_sys_exit(void *ctx)
 {
-	return hook();
+	return on_return();
 }
 
 /* context switches: gpuspy's sched hook */
+/* the timer: off-CPU time, from the switch that takes a thread off to the one that brings it
+ * back */
 SEC("tp_btf/sched_switch")
-int empty_sched_switch(void *ctx)
+int BPF_PROG(empty_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return hook();
+	__u64 now;
+
+	if (timer) {
+		now = bpf_ktime_get_ns();
+		timer_start(prev, now);
+		timer_stop(next, now);
+	}
+	return 0;
 }

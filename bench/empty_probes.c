@@ -10,8 +10,9 @@
  *                                       gpuspy finds them: the PyTorch operator floor
  *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
- * With --clock (any mode) every program reads the clock once: the floor of a tracer that times
- * each call, whose added cost over the empty floor is the clock's.
+ * With --timer (any mode) the programs time each call, as little as that can be done: a clock
+ * read at both ends, the start kept in the thread's task storage, a per-thread total. What a
+ * tracer of exact per-call durations pays at the least.
  *
  * Prints "empty_probes: attached N probes" (N counts entry and return probes, or tracepoint
  * programs, separately) on stderr once every probe is live; the bench scripts wait for that line.
@@ -143,8 +144,8 @@ static bool seen_before(char **paths, int first, int i)
 enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 
 #define USAGE                                                                                      \
-	"usage: empty_probes [-v] [--clock] [--ops] LIB [LIB...] | [-v] [--clock] --syscalls | "   \
-	"[-v] [--clock] --sched"
+	"usage: empty_probes [-v] [--timer] [--ops] LIB [LIB...] | [-v] [--timer] --syscalls | "   \
+	"[-v] [--timer] --sched"
 
 /* Only the mode's programs are loaded: the others would need their attach types set up. */
 static void select_programs(struct empty_probes_bpf *skel, enum mode mode)
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"ops", no_argument, NULL, 'o'},   {"syscalls", no_argument, NULL, 's'},
 	    {"sched", no_argument, NULL, 'S'}, {"verbose", no_argument, NULL, 'v'},
-	    {"clock", no_argument, NULL, 'c'}, {NULL, 0, NULL, 0},
+	    {"timer", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct bpf_link *links[2] = {NULL, NULL};
@@ -212,7 +213,7 @@ int main(int argc, char **argv)
 	size_t nfds = 0, nlinks = 0, nprobes = 0, i;
 	enum mode mode = MODE_CUDA;
 	int opt, lib, err = 0;
-	bool tracepoints, read_clock = false;
+	bool tracepoints, timer = false;
 
 	while ((opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -228,8 +229,8 @@ int main(int argc, char **argv)
 		case 'S':
 			mode = MODE_SCHED;
 			break;
-		case 'c':
-			read_clock = true;
+		case 't':
+			timer = true;
 			break;
 		default:
 			error(USAGE);
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	skel->rodata->read_clock = read_clock;
+	skel->rodata->timer = timer;
 	select_programs(skel, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {

@@ -106,19 +106,29 @@ loop_start() {
 	wait_line "$work/loop.out" READY 60 "$loop_pid" || bench_fail "torch_loop.py did not start"
 }
 
-# loop_go: runs the timed loop, returns once it printed LOOP_DONE (the process waits)
+# loop_go: runs one timed loop, returns once it printed LOOP_DONE (the process then waits for
+# the next command); sets iter_us, that loop's median per iteration
 loop_go() {
+	lg_done=$(grep -c LOOP_DONE "$work/loop.out" || true)
 	echo go >&4
-	wait_line "$work/loop.out" LOOP_DONE 600 "$loop_pid" || bench_fail "torch_loop.py failed"
+	lg_i=0
+	while [ "$(grep -c LOOP_DONE "$work/loop.out" || true)" -le "$lg_done" ]; do
+		lg_i=$((lg_i + 1))
+		if [ $lg_i -ge 120000 ] || ! kill -0 "$loop_pid" 2> /dev/null; then
+			tail -5 "$work/loop.err" >&2
+			bench_fail "torch_loop.py failed"
+		fi
+		sleep 0.005
+	done
+	iter_us=$(sed -n 's/^ITER_US .*median=\([0-9.]*\).*/\1/p' "$work/loop.out" | tail -1)
 }
 
-# loop_end: lets the loop exit; sets iter_us, its median per iteration
+# loop_end: lets the loop exit (iter_us stays the last loop's)
 loop_end() {
 	echo exit >&4
 	exec 4>&-
 	wait "$loop_pid" || bench_fail "torch_loop.py exited with status $?"
 	loop_pid=
-	iter_us=$(field median < "$work/loop.out")
 }
 
 # The files of a running process whose name says torch (libtorch_cpu, ...): where PyTorch's
@@ -127,7 +137,32 @@ torch_libs() {
 	awk '$6 ~ /torch/ { print $6 }' "/proc/$1/maps" | sort -u
 }
 
+# --- per-program cost from the kernel's BPF statistics ------------------------------------
+# kernel.bpf_stats_enabled=1 makes the kernel count every program's runs and run time (and
+# adds two clock reads to each run, floors included: compare programs measured this way only
+# with each other). stats_on_for_measure turns it on, stats_restore puts back what was there.
+stats_saved=
+stats_on_for_measure() {
+	stats_saved=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+}
+stats_restore() {
+	if [ -n "$stats_saved" ]; then
+		echo "$stats_saved" > /proc/sys/kernel/bpf_stats_enabled
+		stats_saved=
+	fi
+}
+
+# prog_ns NAME: the mean run time in ns of the loaded program NAME (the first one), or empty
+prog_ns() {
+	bpftool prog show 2> /dev/null | awk -v name="$1" '
+		/^[0-9]+: / { hit = 0; for (i = 1; i < NF; i++) if ($i == "name" && $(i + 1) == name) hit = 1 }
+		hit { for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) } }
+		hit && c > 0 { printf "%.1f\n", t / c; exit }'
+}
+
 bench_cleanup() {
+	stats_restore
 	floor_stop
 	rec_stop
 	if [ -n "$loop_pid" ]; then

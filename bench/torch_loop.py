@@ -9,9 +9,10 @@ bench/ops_bench.sh: how much a profiler slows it down and how long its operator 
                   key_averages().table() printed to stderr; TABLE_MS is the time from the loop's
                   last iteration to the table printed (leaving profile() included: that is where
                   torch.profiler does its post-processing)
---wait            after the warm-up print READY and wait for a line on stdin before the timed
-                  loop, and after it print LOOP_DONE and wait for another line before exiting,
-                  so a tracer can attach before and stop after, with the process alive
+--wait            after the warm-up print READY, then read commands on stdin: "go" runs the
+                  timed loop and prints its line and LOOP_DONE, "exit" (or the end of input)
+                  exits. A tracer can attach before a loop and stop after it with the process
+                  alive, and several configurations can be timed in one warm process
 
 Prints on stdout:  ITER_US median=<us> mean=<us> min=<us> iters=<n>   (per training iteration)
                    TABLE_MS=<ms>                                       (profiler mode)"""
@@ -58,9 +59,34 @@ def timed_loop(model, opt, x, y, iters):
     return times
 
 
-def wait_for_line(what):
-    print(what, flush=True)
-    sys.stdin.readline()
+def commands():
+    """The commands of --wait: "go" until "exit" or the end of input."""
+    for line in sys.stdin:
+        if line.strip() == "exit":
+            return
+        yield line.strip()
+
+
+def report(times, table_ms):
+    us = [t * 1e6 for t in times]
+    print("ITER_US median=%.1f mean=%.1f min=%.1f iters=%d"
+          % (statistics.median(us), statistics.mean(us), min(us), len(us)), flush=True)
+    if table_ms is not None:
+        print("TABLE_MS=%.1f" % table_ms, flush=True)
+
+
+def run(args, model, opt, x, y):
+    """One timed loop; returns its iteration times and, in profiler mode, TABLE_MS."""
+    if args.mode == "plain":
+        return timed_loop(model, opt, x, y, args.iters), None
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        times = timed_loop(model, opt, x, y, args.iters)
+        loop_end = time.perf_counter()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20),
+          file=sys.stderr, flush=True)
+    return times, (time.perf_counter() - loop_end) * 1e3
 
 
 def main():
@@ -79,29 +105,13 @@ def main():
     x = torch.randn(16, 1, 16, 16)
     y = torch.randint(0, 10, (16,))
     timed_loop(model, opt, x, y, args.warmup)
-    if args.wait:
-        wait_for_line("READY")
-
-    table_ms = None
-    if args.mode == "plain":
-        times = timed_loop(model, opt, x, y, args.iters)
-    else:
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            times = timed_loop(model, opt, x, y, args.iters)
-            loop_end = time.perf_counter()
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20),
-              file=sys.stderr, flush=True)
-        table_ms = (time.perf_counter() - loop_end) * 1e3
-
-    us = [t * 1e6 for t in times]
-    print("ITER_US median=%.1f mean=%.1f min=%.1f iters=%d"
-          % (statistics.median(us), statistics.mean(us), min(us), len(us)), flush=True)
-    if table_ms is not None:
-        print("TABLE_MS=%.1f" % table_ms, flush=True)
-    if args.wait:
-        wait_for_line("LOOP_DONE")
+    if not args.wait:
+        report(*run(args, model, opt, x, y))
+        return 0
+    print("READY", flush=True)
+    for _ in commands():
+        report(*run(args, model, opt, x, y))
+        print("LOOP_DONE", flush=True)
     return 0
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # `make bench`'s table (bench/run.sh) on the real kernel, every row at a small size: each row
-# is measured and printed with its floor, its clocked floor and a ratio, so the figures README
+# is measured and printed with its floor, its timer floor and a ratio, so the figures README
 # carries stay reproducible. No timing is asserted: only that each measurement ran and was
 # reported (machines differ 2x in speed; the ratios are for people to read).
 # bats file_tags=bpf,bench
@@ -22,15 +22,16 @@ row_cells() { # PREFIX
 	grep "^| $1" "$WORK/table" | head -1 | tr '|' '\n' | sed 's/^ *//; s/ *$//' | sed '/^$/d'
 }
 
-@test "bench table: every row measured, with its floor, clocked floor, ratio and goal" {
+@test "bench table: every row measured, with its floor, timer floor, ratio and goal" {
 	[ -x "$BUILD/targets/cuda/launch_bench" ] || skip "needs the simulated CUDA stack (make fakecuda)"
 	/usr/bin/python3.11 -c 'import torch' 2> /dev/null || skip "needs python3-torch"
+	stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 	CTX_ROUNDS=2000 LAUNCHES=2000 OPS_ITERS=10 EVENT_ITERS=20000 \
 		run --separate-stderr sh "$ROOT/bench/run.sh" "$BUILD" --repeats 1 20000
 	echo "$stderr" | tail -5
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > "$WORK/table"
-	grep -q '^| path | unit | untraced | floor added | floor + clock reads added | gpuspy added | ratio | goal | met |$' "$WORK/table"
+	grep -q '^| path | unit | untraced | floor added | timer floor added | gpuspy added | ratio | goal | met |$' "$WORK/table"
 	for row in "traced syscall" "syscall of an untraced" "context switch" "traced CUDA call" \
 		"PyTorch op"; do
 		row_cells "$row" > "$WORK/cells"
@@ -40,27 +41,30 @@ row_cells() { # PREFIX
 		sed -n 7p "$WORK/cells" | grep -Eq '^-?[0-9]+\.[0-9]+x$'
 		grep -Eq '^(yes|no)$' <(sed -n 9p "$WORK/cells")
 	done
-	# the clocked floor, a multiple of the floor beside it, where a row times each call
+	# the timer floor, a multiple of the floor beside it, where a row times each call
 	for row in "traced syscall" "context switch" "traced CUDA call"; do
 		row_cells "$row" | sed -n 5p | grep -Eq '^-?[0-9]+\.[0-9] \(-?[0-9]+\.[0-9]+x\)$'
 	done
 	row_cells "sustained span events" | sed -n 6p | grep -Eq '^[0-9.]+ M/s, [0-9]+ lost$'
 	row_cells "trace file, span-heavy" | sed -n 6p | grep -Eq '^[0-9.]+$'
 	# what limits each row is measured beside it
-	grep -q '^- syscall (ns/syscall): .*floor with a clock read per program [0-9.]' "$WORK/table"
+	grep -q '^- syscall (ns/syscall): .*timer floor [0-9.]' "$WORK/table"
 	grep -q 'without off-CPU spans (--offcpu-threshold 1s, exact totals only) gpuspy [0-9.]*/switch' "$WORK/table"
 	grep -q 'floor + gpuspy --no-cuda .* [0-9.]*x$' "$WORK/table"
 	grep -q 'gpuspy record -p --no-python [0-9.]* (-\{0,1\}[0-9.]* ns/op added' "$WORK/table"
+	grep -q '^- PyTorch, per-program cost .*empty session program [0-9.]* ns per run, gpuspy op_call [0-9.]* ns --no-python and [0-9.]* ns with Python stacks' "$WORK/table"
+	# the statistics were only on while they were read
+	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ]
 }
 
-@test "empty_probes: --clock attaches the same programs, and a bad mode is one usage line" {
-	"$BUILD/bench/empty_probes" --clock --syscalls 2> "$WORK/err" &
+@test "empty_probes: --timer attaches the same programs, and a bad mode is one usage line" {
+	"$BUILD/bench/empty_probes" --timer --syscalls 2> "$WORK/err" &
 	pid=$!
 	wait_for_line "$WORK/err" "attached 2 probes"
 	kill -TERM "$pid"
 	wait "$pid"
-	run "$BUILD/bench/empty_probes" --clock
+	run "$BUILD/bench/empty_probes" --timer
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == *"usage: empty_probes"*"--clock"* ]]
+	[[ "$output" == *"usage: empty_probes"*"--timer"* ]]
 }
