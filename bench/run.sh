@@ -25,8 +25,9 @@
 # the same hooks doing the least an exact per-call timer must (a clock read at both ends, the
 # start kept in the thread's task storage, a per-thread total). Its added cost as a multiple of
 # the floor's is printed beside it: where that multiple reaches the goal, no tracer of exact
-# per-call durations can meet it on this machine. (The PyTorch row's noise, about 250 ns per
-# operator call between rounds, is larger than a timer's cost, so it is not measured there.) Each figure is the best (lowest time) of REPEATS rounds, a round running every
+# per-call durations can meet it on this machine. (The PyTorch row's noise, a few hundred ns
+# per operator call between loops, is larger than a timer's cost, so it is not measured there.)
+# Each figure is the best (lowest time) of REPEATS rounds, a round running every
 # configuration of a row once, so that a slow phase of the machine hits all of them. A round
 # counts only when no other BPF tracing program was loaded and kernel.bpf_stats_enabled was 0
 # right before and after it (other gpuspy runs on the machine slow every syscall; bpf_stats adds
@@ -41,10 +42,15 @@
 #           - syscalls_per_switch * median over rounds (syscall_gpuspy - syscall_untraced)
 # --osrt-threshold 1s keeps the blocking futex waits from becoming spans, which the
 # non-blocking calls would not show; off-CPU spans keep their default threshold. The floor
-# attaches nothing to syscalls: its added cost is switch_floor - switch_untraced.
+# attaches nothing to syscalls: its added cost is switch_floor - switch_untraced. The notes add
+# gpuspy with --offcpu-threshold 1s as well: the exact totals without spans.
 #
 # PyTorch op: per operator call = per-iteration time / operator calls per iteration (counted
 # in gpuspy's recording); a gpuspy round that recorded fewer calls than the others is not used.
+# A round times untraced, floor, gpuspy and gpuspy --no-python in one warm loop process. After
+# the rounds, the kernel's BPF statistics (kernel.bpf_stats_enabled, on only meanwhile) give
+# the per-run cost of the floor's empty session program and of gpuspy's op_call, with and
+# without Python stacks: gpuspy's own work per operator call, which the loop's noise hides.
 #
 # usage: bench/run.sh [BUILD_DIR] [--only ROWS] [--repeats N] [ITERATIONS [REPEATS]]   (as root)
 #   ROWS: comma-separated among syscall, ctx, cuda, ops, events (default: all)
