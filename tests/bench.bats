@@ -10,11 +10,7 @@ bats_require_minimum_version 1.5.0
 
 setup() {
 	require_bpf
-	WORK=$(mktemp -d)
-}
-
-teardown() {
-	rm -rf "$WORK"
+	WORK=$BATS_TEST_TMPDIR # removed by bats after each test
 }
 
 # The cells of the table row whose path starts with PREFIX, one per line.
