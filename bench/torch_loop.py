@@ -60,7 +60,8 @@ def timed_loop(model, opt, x, y, iters):
 
 
 def commands():
-    """The commands of --wait: "go" until "exit" or the end of input."""
+    """The commands of --wait, until "exit" or the end of input: any other line ("go") runs a
+    timed loop."""
     for line in sys.stdin:
         if line.strip() == "exit":
             return
