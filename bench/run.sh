@@ -381,6 +381,7 @@ ops_round() {
 # configuration, the floor's empty session program against gpuspy's op_call (both run twice
 # per operator call), with and without Python stacks.
 ops_program_cost() {
+	progress "PyTorch row: per-program cost, one more loop per configuration with the kernel's BPF statistics on"
 	loop_start
 	# shellcheck disable=SC2046 # one path per word
 	floor_start --ops $(torch_libs "$loop_pid")
