@@ -474,7 +474,7 @@ echo "| path | unit | untraced | floor added | timer floor added | gpuspy added 
 echo "|---|---|---:|---:|---:|---:|---:|---|---|"
 awk -F '\t' '{
 	ratio = ($4 > 0) ? $5 / $4 : -1
-	met = (ratio >= 0 && ratio <= $6) ? "yes" : "no"
+	met = (ratio < 0) ? "n/a" : (ratio <= $6) ? "yes" : "no"
 	timed = ($7 == "-") ? "-" : sprintf("%.1f (%s)", $7, ($4 > 0) ? sprintf("%.2fx", $7 / $4) : "n/a")
 	printf "| %s | %s | %.1f | %.1f | %s | %.1f | %s | <= %sx | %s |\n", $1, $2, $3, $4, timed, $5, \
 		(ratio >= 0) ? sprintf("%.2fx", ratio) : "n/a", $6, met
@@ -492,4 +492,5 @@ sed 's/^/- /' "$notes"
 [ $seen_stats = 0 ] || echo "- kernel.bpf_stats_enabled=1 at times during the run: every BPF program run (floors and gpuspy) then paid two clock reads; such rounds were redone"
 [ $seen_foreign = 0 ] || echo "- other BPF tracing programs were loaded at times during the run (another gpuspy?); such rounds were redone"
 [ -z "$pressure" ] || echo "- CPU pressure (PSI some: share of the time some task waited for a CPU) per row:${pressure#,}; it includes the bench's own helper processes (gpuspy start-up, bpftool), so compare it between runs: higher means other work shared the CPUs"
+awk -F '\t' '$4 <= 0 || $5 < 0 { printf "- %s: no ratio, the floor added %.1f and gpuspy %.1f (each a difference of two noisy figures, here at or below zero); rerun with more rounds or iterations\n", $1, $4, $5 }' "$rows"
 [ -z "$perturbed_rows" ] || echo "- WARNING: perturbed rows${perturbed_rows#,}: rerun when the machine is quiet"

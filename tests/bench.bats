@@ -34,12 +34,19 @@ row_cells() { # PREFIX
 		[ "$(wc -l < "$WORK/cells")" -eq 9 ] || { cat "$WORK/cells"; false; }
 		# untraced, floor added and gpuspy added are numbers; the ratio is N.NNx
 		[ "$(sed -n '3p;4p;6p' "$WORK/cells" | grep -Ec '^-?[0-9]+\.[0-9]$')" -eq 3 ]
-		sed -n 7p "$WORK/cells" | grep -Eq '^-?[0-9]+\.[0-9]+x$'
-		grep -Eq '^(yes|no)$' <(sed -n 9p "$WORK/cells")
+		# n/a only where an added cost came out at or below zero, which a note then says (at
+		# this size the context switch floor, a few ns, can)
+		if sed -n 7p "$WORK/cells" | grep -qx 'n/a'; then
+			sed -n 9p "$WORK/cells" | grep -qx 'n/a'
+			grep -q "^- $row.*: no ratio, the floor added" "$WORK/table"
+		else
+			sed -n 7p "$WORK/cells" | grep -Eq '^[0-9]+\.[0-9]+x$'
+			sed -n 9p "$WORK/cells" | grep -Eq '^(yes|no)$'
+		fi
 	done
 	# the timer floor, a multiple of the floor beside it, where a row times each call
 	for row in "traced syscall" "context switch" "traced CUDA call"; do
-		row_cells "$row" | sed -n 5p | grep -Eq '^-?[0-9]+\.[0-9] \(-?[0-9]+\.[0-9]+x\)$'
+		row_cells "$row" | sed -n 5p | grep -Eq '^-?[0-9]+\.[0-9] \((-?[0-9]+\.[0-9]+x|n/a)\)$'
 	done
 	row_cells "sustained span events" | sed -n 6p | grep -Eq '^[0-9.]+ M/s, [0-9]+ lost$'
 	row_cells "trace file, span-heavy" | sed -n 6p | grep -Eq '^[0-9.]+$'
