@@ -310,8 +310,9 @@ if want ctx; then
 	row "context switch, traced ping-pong (syscall side taken out)" ns/switch "$best_psw" "$fadd" "$gadd" 2 \
 		"$(sub "$best_ksw" "$best_psw")"
 	echo "$best_psw $best_psc $best_fsw $best_gsw $best_gsc $spw $dsc $ctx_events $ctx_rounds $best_ksw $best_nsw" | awk '{
-		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call without switching; floor %.1f/switch, timer floor %.1f; gpuspy %.1f/switch, %.1f/futex call; %.2f futex calls/switch x %.1f (median gpuspy - untraced per call) = %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording; without off-CPU spans (--offcpu-threshold 1s, exact totals only) gpuspy %.1f/switch: %.1f ns/switch added, %.2fx the floor\n", \
-			$1, $2, $3, $10, $4, $5, $6, $7, $6 * $7, $8 / $9, $11, ($11 - $1) - $6 * $7, ($3 > $1) ? (($11 - $1) - $6 * $7) / ($3 - $1) : 0 }' >> "$notes"
+		printf "context switch (ns): untraced %.1f/switch, %.1f/futex call without switching; floor %.1f/switch, timer floor %.1f; gpuspy %.1f/switch, %.1f/futex call; %.2f futex calls/switch x %.1f (median gpuspy - untraced per call) = %.1f ns/switch of syscall tracing taken out; %.2f events per ping-pong round (off-CPU spans) in the last recording; without off-CPU spans (--offcpu-threshold 1s, exact totals only) gpuspy %.1f/switch: %.1f ns/switch added, %s the floor\n", \
+			$1, $2, $3, $10, $4, $5, $6, $7, $6 * $7, $8 / $9, $11, ($11 - $1) - $6 * $7, \
+			($3 > $1) ? sprintf("%.2fx", (($11 - $1) - $6 * $7) / ($3 - $1)) : "n/a (no floor)" }' >> "$notes"
 fi
 
 # --- CUDA call ---------------------------------------------------------------------------
@@ -404,10 +405,12 @@ ops_program_cost() {
 	rec_stop
 	loop_end
 	if [ -n "$pc_empty" ] && [ -n "$pc_nopy" ] && [ -n "$pc_py" ]; then
-		echo "$pc_empty $pc_nopy $pc_py $best_of $best_op $opi" | awk '{
+		echo "$pc_empty $pc_nopy $pc_py $best_of $best_op $opi" | awk '
+			function times(work) { return (floor > 0) ? sprintf("%.2fx", (floor + work) / floor) : "n/a (no floor)" }
+			{
 			floor = ($4 - $5) * 1000 / $6
-			printf "PyTorch, per-program cost (kernel.bpf_stats_enabled, one more loop each; each run includes the clock reads of the statistics themselves): empty session program %.1f ns per run, gpuspy op_call %.1f ns --no-python and %.1f ns with Python stacks. Both run at entry and return: gpuspy does %.0f ns of work per operator call beyond the empty programs without stacks (floor + that = %.2fx the floor added above), %.0f ns with them (%.2fx)\n", \
-				$1, $2, $3, 2 * ($2 - $1), (floor + 2 * ($2 - $1)) / floor, 2 * ($3 - $1), (floor + 2 * ($3 - $1)) / floor }' >> "$notes"
+			printf "PyTorch, per-program cost (kernel.bpf_stats_enabled, one more loop each; each run includes the clock reads of the statistics themselves): empty session program %.1f ns per run, gpuspy op_call %.1f ns --no-python and %.1f ns with Python stacks. Both run at entry and return: gpuspy does %.0f ns of work per operator call beyond the empty programs without stacks (floor + that = %s the floor added above), %.0f ns with them (%s)\n", \
+				$1, $2, $3, 2 * ($2 - $1), times(2 * ($2 - $1)), 2 * ($3 - $1), times(2 * ($3 - $1)) }' >> "$notes"
 	else
 		echo "PyTorch, per-program cost: not measured (no bpftool run statistics)" >> "$notes"
 	fi
@@ -430,8 +433,8 @@ if want ops; then
 			"$(echo "$best_ot $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" 1.3 -
 		ops_program_cost
 		echo "$best_op $best_of $floor_probes $best_ot $best_on $calls $ops_iters $opi" | awk '{
-			printf "PyTorch (us/iteration, median): untraced %s, floor %s (%d empty probes), gpuspy record -p %s, gpuspy record -p --no-python %s (%.1f ns/op added, %.2fx the floor: the operator probes without the Python stack each outermost call carries); %d operator calls in %d iterations\n", \
-				$1, $2, $3, $4, $5, ($5 - $1) * 1000 / $8, ($2 > $1) ? ($5 - $1) / ($2 - $1) : 0, $6, $7 }' >> "$notes"
+			printf "PyTorch (us/iteration, median): untraced %s, floor %s (%d empty probes), gpuspy record -p %s, gpuspy record -p --no-python %s (%.1f ns/op added, %s the floor: the operator probes without the Python stack each outermost call carries); %d operator calls in %d iterations\n", \
+				$1, $2, $3, $4, $5, ($5 - $1) * 1000 / $8, ($2 > $1) ? sprintf("%.2fx", ($5 - $1) / ($2 - $1)) : "n/a (no floor)", $6, $7 }' >> "$notes"
 	else
 		progress "PyTorch row skipped: $py has no torch (set PYTHON)"
 		echo "PyTorch row not measured: $py has no torch (set PYTHON)" >> "$notes"
