@@ -6,18 +6,15 @@
  * reported as a ratio to it (bench/run.sh's table). bench/empty_probes.c picks the programs of
  * one mode and leaves the others unloaded.
  *
- * With `timer` set (empty_probes --timer) the programs do the least an exact per-call timer
- * must: read the clock at both ends, keep the start in the thread's own storage (a call may
- * block and resume on another CPU) and add the duration to a per-thread total. Unset, the
- * verifier removes that code as dead and the programs are empty.
+ * The timer_* programs, on the same hooks (empty_probes --timer), do the least an exact
+ * per-call timer must: read the clock at both ends, keep the start in the thread's own storage
+ * (a call may block and resume on another CPU) and add the duration to a per-thread total.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
-
-const volatile bool timer = false;
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 
@@ -54,15 +51,13 @@ static __always_inline void timer_stop(struct task_struct *task, __u64 now)
 
 static __always_inline int on_entry(void)
 {
-	if (timer)
-		timer_start(bpf_get_current_task_btf(), bpf_ktime_get_ns());
+	timer_start(bpf_get_current_task_btf(), bpf_ktime_get_ns());
 	return 0;
 }
 
 static __always_inline int on_return(void)
 {
-	if (timer)
-		timer_stop(bpf_get_current_task_btf(), bpf_ktime_get_ns());
+	timer_stop(bpf_get_current_task_btf(), bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -70,11 +65,23 @@ static __always_inline int on_return(void)
 SEC("uprobe")
 int empty_entry(void *ctx)
 {
-	return on_entry();
+	return 0;
 }
 
 SEC("uretprobe")
 int empty_return(void *ctx)
+{
+	return 0;
+}
+
+SEC("uprobe")
+int timer_entry(void *ctx)
+{
+	return on_entry();
+}
+
+SEC("uretprobe")
+int timer_return(void *ctx)
 {
 	return on_return();
 }
@@ -84,36 +91,54 @@ int empty_return(void *ctx)
 SEC("uprobe")
 int empty_session(void *ctx)
 {
-	if (timer && bpf_session_is_return())
-		return on_return();
-	return on_entry();
+	return 0;
+}
+
+SEC("uprobe")
+int timer_session(void *ctx)
+{
+	return bpf_session_is_return() ? on_return() : on_entry();
 }
 
 /* syscalls: gpuspy's osrt hooks */
 SEC("tp_btf/sys_enter")
 int empty_sys_enter(void *ctx)
 {
-	return on_entry();
+	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int empty_sys_exit(void *ctx)
 {
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int timer_sys_enter(void *ctx)
+{
+	return on_entry();
+}
+
+SEC("tp_btf/sys_exit")
+int timer_sys_exit(void *ctx)
+{
 	return on_return();
 }
 
-/* context switches: gpuspy's sched hook */
-/* the timer: off-CPU time, from the switch that takes a thread off to the one that brings it
- * back */
+/* context switches: gpuspy's sched hook. The timer times off-CPU intervals, from the switch
+ * that takes a thread off to the one that brings it back. */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(empty_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+int empty_sched_switch(void *ctx)
 {
-	__u64 now;
+	return 0;
+}
 
-	if (timer) {
-		now = bpf_ktime_get_ns();
-		timer_start(prev, now);
-		timer_stop(next, now);
-	}
+SEC("tp_btf/sched_switch")
+int BPF_PROG(timer_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	timer_start(prev, now);
+	timer_stop(next, now);
 	return 0;
 }

@@ -45,10 +45,27 @@ static const char *const probe_syms[] = {
 
 #define NSYMS (sizeof(probe_syms) / sizeof(probe_syms[0]))
 
+/* The programs of this run, one per hook: the empty ones, or the timer ones (--timer). */
+struct floor_progs {
+	struct bpf_program *entry, *ret, *session, *sys_enter, *sys_exit, *sched_switch;
+};
+
+static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer)
+{
+	if (timer)
+		return (struct floor_progs){
+		    skel->progs.timer_entry,	skel->progs.timer_return,
+		    skel->progs.timer_session,	skel->progs.timer_sys_enter,
+		    skel->progs.timer_sys_exit, skel->progs.timer_sched_switch};
+	return (struct floor_progs){skel->progs.empty_entry,	skel->progs.empty_return,
+				    skel->progs.empty_session,	skel->progs.empty_sys_enter,
+				    skel->progs.empty_sys_exit, skel->progs.empty_sched_switch};
+}
+
 /* Entry and return probes on every listed function `path` defines: one uprobe_multi link
  * each, attached the way gpuspy attaches its own (loader/uprobe_multi.c), so the floor pays
  * the same kernel path. The link fds go to fds[]; the probe count to *nprobes. */
-static int attach_library(struct empty_probes_bpf *skel, const char *path, int *fds, size_t *nfds,
+static int attach_library(const struct floor_progs *progs, const char *path, int *fds, size_t *nfds,
 			  size_t *nprobes)
 {
 	uint64_t offsets[NSYMS], addrs[NSYMS], cookies[NSYMS] = {0};
@@ -68,7 +85,7 @@ static int attach_library(struct empty_probes_bpf *skel, const char *path, int *
 	if (!n)
 		return 0;
 	for (int r = 0; r < 2; r++) {
-		int prog = bpf_program__fd(r ? skel->progs.empty_return : skel->progs.empty_entry);
+		int prog = bpf_program__fd(r ? progs->ret : progs->entry);
 		int fd = uprobe_multi_attach(prog, path, addrs, cookies, n, r == 1);
 
 		if (fd < 0) {
@@ -84,7 +101,7 @@ static int attach_library(struct empty_probes_bpf *skel, const char *path, int *
 
 /* The empty session program on every PyTorch operator `path` defines (none: nothing attached),
  * one link, as loader/op_probes.c attaches gpuspy's op_call. */
-static int attach_ops_library(struct empty_probes_bpf *skel, const char *path, int *fds,
+static int attach_ops_library(const struct floor_progs *progs, const char *path, int *fds,
 			      size_t *nfds, size_t *nprobes)
 {
 	struct op_symbol *syms = NULL;
@@ -110,8 +127,8 @@ static int attach_ops_library(struct empty_probes_bpf *skel, const char *path, i
 	}
 	for (k = 0; k < n; k++)
 		offsets[k] = syms[k].offset;
-	fd = uprobe_session_attach(bpf_program__fd(skel->progs.empty_session), path, offsets,
-				   cookies, (uint32_t)n);
+	fd = uprobe_session_attach(bpf_program__fd(progs->session), path, offsets, cookies,
+				   (uint32_t)n);
 	if (fd < 0) {
 		err = fd;
 		error("cannot attach session probes in %s: %s", path, strerror(-fd));
@@ -147,41 +164,43 @@ enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 	"usage: empty_probes [-v] [--timer] [--ops] LIB [LIB...] | [-v] [--timer] --syscalls | "   \
 	"[-v] [--timer] --sched"
 
-/* Only the mode's programs are loaded: the others would need their attach types set up. */
-static void select_programs(struct empty_probes_bpf *skel, enum mode mode)
+/* Only the mode's programs of this run are loaded: the others would need their attach types
+ * set up. */
+static void select_programs(struct empty_probes_bpf *skel, const struct floor_progs *p,
+			    enum mode mode)
 {
+	struct bpf_program *prog;
 	struct {
 		struct bpf_program *prog;
 		bool on;
-	} progs[] = {
-	    {skel->progs.empty_entry, mode == MODE_CUDA},
-	    {skel->progs.empty_return, mode == MODE_CUDA},
-	    {skel->progs.empty_session, mode == MODE_OPS},
-	    {skel->progs.empty_sys_enter, mode == MODE_SYSCALLS},
-	    {skel->progs.empty_sys_exit, mode == MODE_SYSCALLS},
-	    {skel->progs.empty_sched_switch, mode == MODE_SCHED},
+	} wanted[] = {
+	    {p->entry, mode == MODE_CUDA},	  {p->ret, mode == MODE_CUDA},
+	    {p->session, mode == MODE_OPS},	  {p->sys_enter, mode == MODE_SYSCALLS},
+	    {p->sys_exit, mode == MODE_SYSCALLS}, {p->sched_switch, mode == MODE_SCHED},
 	};
 
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		bpf_program__set_autoload(progs[i].prog, progs[i].on);
-	bpf_program__set_expected_attach_type(skel->progs.empty_entry, GS_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(skel->progs.empty_return, GS_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(skel->progs.empty_session,
-					      GS_BPF_TRACE_UPROBE_SESSION);
+	for (prog = bpf_object__next_program(skel->obj, NULL); prog;
+	     prog = bpf_object__next_program(skel->obj, prog))
+		bpf_program__set_autoload(prog, false);
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
+		bpf_program__set_autoload(wanted[i].prog, wanted[i].on);
+	bpf_program__set_expected_attach_type(p->entry, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->ret, GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->session, GS_BPF_TRACE_UPROBE_SESSION);
 }
 
 /* tp_btf programs: attached by their section name; the links go to links[]. */
-static int attach_tracepoints(struct empty_probes_bpf *skel, enum mode mode,
-			      struct bpf_link **links, size_t *nlinks, size_t *nprobes)
+static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struct bpf_link **links,
+			      size_t *nlinks, size_t *nprobes)
 {
 	struct bpf_program *progs[2];
 	size_t n = 0;
 
 	if (mode == MODE_SYSCALLS) {
-		progs[n++] = skel->progs.empty_sys_enter;
-		progs[n++] = skel->progs.empty_sys_exit;
+		progs[n++] = p->sys_enter;
+		progs[n++] = p->sys_exit;
 	} else {
-		progs[n++] = skel->progs.empty_sched_switch;
+		progs[n++] = p->sched_switch;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_link *link = bpf_program__attach(progs[i]);
@@ -206,6 +225,7 @@ int main(int argc, char **argv)
 	    {"timer", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
+	struct floor_progs progs;
 	struct bpf_link *links[2] = {NULL, NULL};
 	int *fds = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -264,15 +284,15 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	skel->rodata->timer = timer;
-	select_programs(skel, mode);
+	progs = floor_programs(skel, timer);
+	select_programs(skel, &progs, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {
 		error("cannot load the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (tracepoints) {
-		err = attach_tracepoints(skel, mode, links, &nlinks, &nprobes);
+		err = attach_tracepoints(&progs, mode, links, &nlinks, &nprobes);
 		if (err)
 			goto cleanup;
 	}
@@ -283,9 +303,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (mode == MODE_OPS)
-			err = attach_ops_library(skel, argv[lib], fds, &nfds, &nprobes);
+			err = attach_ops_library(&progs, argv[lib], fds, &nfds, &nprobes);
 		else
-			err = attach_library(skel, argv[lib], fds, &nfds, &nprobes);
+			err = attach_library(&progs, argv[lib], fds, &nfds, &nprobes);
 		if (err)
 			goto cleanup;
 	}
