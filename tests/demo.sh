@@ -37,15 +37,6 @@ wait_for() { # FILE TEXT
 		sleep 0.1
 	done
 }
-echo "== gpuspy record -p: a CUDA program that is already running and was started WITHOUT the"
-echo "   CUPTI bridge: gpuspy loads it (one thread stopped at a syscall, dlopen, restored) and"
-echo "   gets the GPU kernel and copy times of what the program launches while attached"
-rm -f "$out/attach.ctl" "$out/attach.ready" "$out/attach_bridge.log"
-mkfifo "$out/attach.ctl"
-env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/attach_bridge.log" \
-	"$build/targets/cuda/cuda_loop" "$out/attach.ready" <"$out/attach.ctl" >"$out/attach.out" 2>&1 &
-cuda_pid=$!
-exec 5>"$out/attach.ctl"
 wait_for_file() { # FILE
 	i=0
 	until [ -e "$1" ]; do
@@ -54,10 +45,29 @@ wait_for_file() { # FILE
 		sleep 0.1
 	done
 }
+# Starts cuda_loop on the simulated GPU as NAME: it reads its commands from the fifo
+# $out/NAME.ctl (the caller opens it for writing on a descriptor of its own), says it is ready
+# in $out/NAME.ready, and its CUPTI bridge, once loaded, logs to $out/NAME.log. ENV: more
+# variables for it. Sets loop_pid.
+start_cuda_loop() { # NAME [ENV...]
+	name=$1
+	shift
+	rm -f "$out/$name.ctl" "$out/$name.ready" "$out/$name.log"
+	mkfifo "$out/$name.ctl"
+	env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/$name.log" "$@" \
+		"$build/targets/cuda/cuda_loop" "$out/$name.ready" <"$out/$name.ctl" >"$out/$name.out" 2>&1 &
+	loop_pid=$!
+}
+echo "== gpuspy record -p: a CUDA program that is already running and was started WITHOUT the"
+echo "   CUPTI bridge: gpuspy loads it (one thread stopped at a syscall, dlopen, restored) and"
+echo "   gets the GPU kernel and copy times of what the program launches while attached"
+start_cuda_loop attach
+cuda_pid=$loop_pid
+exec 5>"$out/attach.ctl"
 wait_for_file "$out/attach.ready"
 "$build/gpuspy" record -v -f -o "$out/attach.gpuspy" -p "$cuda_pid" 2>"$out/attach.err" &
 gpuspy_pid=$!
-wait_for "$out/attach_bridge.log" "activity on"
+wait_for "$out/attach.log" "activity on"
 echo "go 5" >&5
 wait_for "$out/attach.out" "BATCH done n=5"
 kill -INT "$gpuspy_pid"
@@ -105,16 +115,11 @@ echo "   (tests/targets/cuda/aten_like.cu): the operator table gets its CUDA col
 "$build/gpuspy" report "$out/ops_gpu.gpuspy" --report ops --sort self_cuda_time_total --limit 6
 echo "== gpuspy top and gpuspy serve: who uses the GPUs on this host, live. Two CUDA programs:"
 echo "   one started with the CUPTI bridge, one without it (gpuspy loads it when it attaches)"
-rm -f "$out/live_a.ctl" "$out/live_b.ctl" "$out/live_a.ready" "$out/live_b.ready" \
-	"$out/live_a.log" "$out/live_b.log"
-mkfifo "$out/live_a.ctl" "$out/live_b.ctl"
-env LD_LIBRARY_PATH="$build/fakecuda" CUDA_INJECTION64_PATH="$build/libgpuspy_cupti.so" \
-	GPUSPY_CUPTI_LOG="$out/live_a.log" "$build/targets/cuda/cuda_loop" "$out/live_a.ready" <"$out/live_a.ctl" >"$out/live_a.out" 2>&1 &
-live_a=$!
+start_cuda_loop live_a CUDA_INJECTION64_PATH="$build/libgpuspy_cupti.so"
+live_a=$loop_pid
 exec 6>"$out/live_a.ctl"
-env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/live_b.log" \
-	"$build/targets/cuda/cuda_loop" "$out/live_b.ready" <"$out/live_b.ctl" >"$out/live_b.out" 2>&1 &
-live_b=$!
+start_cuda_loop live_b
+live_b=$loop_pid
 exec 7>"$out/live_b.ctl"
 wait_for_file "$out/live_a.ready"
 wait_for_file "$out/live_b.ready"
@@ -145,11 +150,8 @@ wait_activity_again() { # LOG
 wait_activity_again "$out/live_a.log"
 wait_activity_again "$out/live_b.log"
 # a third program starts while serve runs: the bridge follows its first CUDA call
-rm -f "$out/live_c.ctl" "$out/live_c.ready" "$out/live_c.log"
-mkfifo "$out/live_c.ctl"
-env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/live_c.log" \
-	"$build/targets/cuda/cuda_loop" "$out/live_c.ready" <"$out/live_c.ctl" >"$out/live_c.out" 2>&1 &
-live_c=$!
+start_cuda_loop live_c
+live_c=$loop_pid
 exec 8>"$out/live_c.ctl"
 wait_for_file "$out/live_c.ready"
 wait_for "$out/live_c.log" "activity on"
