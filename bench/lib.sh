@@ -120,7 +120,7 @@ loop_go() {
 		fi
 		sleep 0.005
 	done
-	iter_us=$(sed -n 's/^ITER_US .*median=\([0-9.]*\).*/\1/p' "$work/loop.out" | tail -1)
+	iter_us=$(grep '^ITER_US ' "$work/loop.out" | tail -1 | field median)
 }
 
 # loop_end: lets the loop exit (iter_us stays the last loop's)
