@@ -47,6 +47,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+# `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
 .PHONY: all deps demo test test-bats check-format format fuzz bench clean tracefs
 all: $(BUILD)/gpuspy bridge
 
@@ -155,7 +156,7 @@ test: deps
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
 		$(UNIT_BINS) fakecuda bridge
-	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh
+	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
 fuzz: $(BUILD)/fuzz_reader
 	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
