@@ -32,7 +32,8 @@ USER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/syscall_
 	$(BUILD)/obj/cuda_errors.o
 SAN_OBJS  := $(patsubst $(BUILD)/obj/%,$(BUILD)/san/%,$(USER_OBJS))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
-TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
+TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS)) \
+	$(patsubst tests/targets/lib/%.c,$(BUILD)/targets/lib%.so,$(wildcard tests/targets/lib/*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 # the reader and what it needs, without the loader, for the fuzz target
@@ -110,6 +111,12 @@ $(BUILD)/targets/%: tests/targets/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -pthread $< -o $@
 
+# shared libraries the tests preload into targets (tests/targets/lib)
+$(BUILD)/targets/lib%.so: tests/targets/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fPIC -shared -pthread $< -ldl -o $@
+
 $(BUILD)/bench/%: bench/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -164,7 +171,7 @@ fuzz: $(BUILD)/fuzz_reader
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 
-FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c \
+FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c tests/targets/lib/*.c \
 	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
 	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
 

@@ -263,14 +263,17 @@ BRIDGE_EXPORT int InitializeInjection(void)
  * boundary. Only the control thread is started here: it opens the session and turns CUPTI on
  * itself once it sees the gate, never this borrowed thread, which may hold locks of the
  * application or the driver. CUDA's driver is there (gpuspy checked), so CUPTI is usable.
- * Returns 1.
+ * Writes 1 to *started (gpuspy's call returns through a signal frame, which does not hand a
+ * return value back) and returns 1.
  */
-BRIDGE_EXPORT int gpuspy_bridge_load_late(void)
+BRIDGE_EXPORT int gpuspy_bridge_load_late(int *started)
 {
 	pthread_once(&g_once, init_once);
 	pthread_mutex_lock(&g.lock);
 	g.cuda = 1;
 	pthread_mutex_unlock(&g.lock);
+	if (started)
+		*started = 1;
 	debug_log("pid %d: loaded late, into a running process", (int)getpid());
 	return 1;
 }

@@ -17,7 +17,7 @@ void debug_log(const char *fmt, ...)
 	int n;
 
 	if (fd == -2) {
-		const char *path = getenv("GPUSPY_CUPTI_LOG");
+		const char *path = secure_getenv("GPUSPY_CUPTI_LOG");
 
 		fd = path && *path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)
 				   : -1;

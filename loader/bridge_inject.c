@@ -14,7 +14,16 @@
  * the main thread is followed from syscall to syscall (this thread alone is slowed
  * meanwhile) until it enters one, for the rest of SAFE_POINT_WAIT_NS. The remaining risk is a
  * thread that waits in a signal handler which interrupted malloc: the call then times out
- * (CALL_TIMEOUT_NS) and the thread gets its own context back.
+ * (CALL_TIMEOUT_NS) and is left to finish on its own. A thread is never borrowed while any
+ * thread of the process holds one of ld.so's locks (ldso_locks.h): gpuspy waits for the load
+ * in progress to end, until SAFE_POINT_WAIT_NS, and otherwise says so and loads nothing.
+ *
+ * Every call returns through an rt_sigreturn frame that restores the thread (remote_frame.h),
+ * so a gpuspy killed mid-call leaves the thread to finish the call and go on. Processes are
+ * left alone where the load itself could harm them: those under a seccomp filter (the
+ * bridge's open or mmap could be answered with SIGSYS or a kill), and, unless the user named
+ * them with -p, those running with other credentials than their real ids (setuid/setgid) or
+ * not dumpable, whose environment came from a less privileged user.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -34,9 +43,11 @@
 #include "bridge_inject.h"
 #include "cli.h"
 #include "elf_symbols.h"
+#include "ldso_locks.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "remote_call.h"
+#include "remote_frame.h"
 #include "syscall_names.h"
 #include "trace_format.h"
 
@@ -44,6 +55,7 @@
 #define BLOCKED_STOP_NS	   50000000ull	 /* for a thread blocked in a syscall to stop */
 #define SAMPLE_PHASE_NS	   1500000000ull /* of it, looking for a blocked thread in /proc */
 #define SAMPLE_EVERY_NS	   500000ull
+#define LDSO_RECHECK_NS	   20000000ull	 /* while another thread holds ld.so's lock */
 #define CALL_TIMEOUT_NS	   5000000000ull /* for dlopen (the bridge pulls in libcupti) */
 #define LATE_START	   "gpuspy_bridge_load_late"
 #define MAX_LIBC_TEXT	   8
@@ -57,7 +69,10 @@ struct target {
 	pid_t pid;
 	const char *bridge;
 	struct stat bridge_st;
-	uint64_t dlopen, dlerror; /* run-time addresses, 0 if not found */
+	bool named;		  /* the user named it with -p */
+	uint64_t dlopen;	  /* run-time address, 0 if not found */
+	uint64_t restorer;	  /* libc's rt_sigreturn trampoline, 0 if not found */
+	struct proc_mapping ldso; /* ld.so's text (ldso.end == 0: none seen) */
 	struct range libc_text[MAX_LIBC_TEXT];
 	size_t nlibc_text;
 	uint64_t late_start_off; /* file offset of the bridge's entry */
@@ -107,19 +122,24 @@ static uint64_t runtime_address(const struct proc_mapping *m, uint64_t off)
 
 static void note_libc(struct target *t, const struct proc_mapping *m)
 {
-	static const char *const names[] = {"dlopen", "dlerror", "__libc_dlopen_mode"};
-	uint64_t off[3] = {0};
+	static const char *const names[] = {"dlopen", "__libc_dlopen_mode"};
+	uint64_t off[2] = {0};
 	char host[PATH_MAX + 32];
 
 	if (t->nlibc_text < MAX_LIBC_TEXT)
 		t->libc_text[t->nlibc_text++] = (struct range){m->start, m->end};
+	if (!t->restorer && !strncmp(base_name(m->path), "libc", 4))
+		t->restorer = remote_frame_find_restorer(t->pid, m->start, m->end);
 	proc_maps_host_path(t->pid, m->path, host, sizeof(host));
-	if (elf_find_functions(host, names, 3, false, off) <= 0)
+	if (elf_find_functions(host, names, 2, false, off) <= 0)
 		return;
 	if (!t->dlopen)
-		t->dlopen = runtime_address(m, off[0]) ?: runtime_address(m, off[2]);
-	if (!t->dlerror)
-		t->dlerror = runtime_address(m, off[1]);
+		t->dlopen = runtime_address(m, off[0]) ?: runtime_address(m, off[1]);
+}
+
+static bool is_ldso(const char *base)
+{
+	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
 }
 
 static bool is_bridge(const struct target *t, const struct proc_mapping *m)
@@ -146,7 +166,61 @@ static int scan_mapping(void *ctx, const struct proc_mapping *m)
 		return find_late_start(ctx, m);
 	if (m->exec && is_libc(base_name(m->path)))
 		note_libc(t, m);
+	if (m->exec && !t->ldso.end && is_ldso(base_name(m->path)))
+		t->ldso = *m;
 	return 0;
+}
+
+/* Seccomp mode of a thread's /proc status directory: 0 none, 1 strict, 2 filter. */
+static unsigned seccomp_mode(const char *dir, unsigned *filters)
+{
+	*filters = (unsigned)procfs_status_field(dir, "Seccomp_filters", 10);
+	return (unsigned)procfs_status_field(dir, "Seccomp", 10);
+}
+
+static int refuse_seccomp(struct bridge_inject_result *res, const char *dir, pid_t tid)
+{
+	unsigned filters, mode = seccomp_mode(dir, &filters);
+
+	if (!mode)
+		return 0;
+	set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EPERM,
+		   mode == 1
+		       ? "thread %d runs in seccomp strict mode: the bridge's dlopen would "
+			 "kill it"
+		       : "thread %d runs under %u seccomp filter(s): the bridge's dlopen could "
+			 "be refused or kill the process",
+		   tid, filters);
+	return -1;
+}
+
+/* Whether the process runs with other ids than its real ones (setuid/setgid) or is not
+ * dumpable (/proc/PID is then owned by root whatever its uid): its environment, which the
+ * bridge reads, may come from a less privileged user. */
+static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len)
+{
+	unsigned long long ids[2][4];
+	static const char *const keys[] = {"Uid", "Gid"};
+	char line[128], path[32];
+	struct stat st;
+
+	for (int k = 0; k < 2; k++) {
+		if (!procfs_status_text(dir, keys[k], line, sizeof(line)) ||
+		    sscanf(line, "%llu %llu %llu %llu", &ids[k][0], &ids[k][1], &ids[k][2],
+			   &ids[k][3]) != 4)
+			continue;
+		if (ids[k][1] != ids[k][0] || ids[k][2] != ids[k][0] || ids[k][3] != ids[k][0]) {
+			snprintf(why, len, "it runs set%cid (real %s %llu, effective %llu)",
+				 k ? 'g' : 'u', k ? "gid" : "uid", ids[k][0], ids[k][1]);
+			return true;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (!stat(path, &st) && st.st_uid == 0 && procfs_status_field(dir, "Uid", 10) != 0) {
+		snprintf(why, len, "it is not dumpable");
+		return true;
+	}
+	return false;
 }
 
 /* Reasons to leave the process alone that need no ptrace: 0 to go on. */
@@ -169,9 +243,13 @@ static int check_process(struct target *t)
 			   "already traced by pid %d (a debugger?)", tracer);
 		return -1;
 	}
-	/* a fault at address 0 ends each call: the kernel would reset an ignored SIGSEGV */
-	if (procfs_status_field(dir, "SigIgn", 16) & (1ull << (SIGSEGV - 1))) {
-		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process ignores SIGSEGV");
+	if (refuse_seccomp(res, dir, t->pid))
+		return -1;
+	if (!t->named && privileged_by_exec(t->pid, dir, value, sizeof(value))) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EPERM,
+			   "%s: its environment may come from another user (name it with -p to "
+			   "load the bridge anyway)",
+			   value);
 		return -1;
 	}
 	procfs_environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
@@ -322,45 +400,101 @@ static const char *ptrace_refusal_hint(void)
 	return "gpuspy lacks CAP_SYS_PTRACE, or a seccomp/container policy forbids ptrace";
 }
 
+/* Why a dlopen loaded nothing: glibc's dlerror() text is a return value, which a call that
+ * returns through rt_sigreturn does not give back, so the open that failed is named
+ * instead. */
+static void dlopen_failed(struct target *t, const struct remote_thread *th)
+{
+	if (th->failed_open[0])
+		set_result(t->res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC,
+			   "dlopen did not load the bridge: the last open that failed was %s: %s",
+			   th->failed_open, strerror(th->failed_open_err));
+	else
+		set_result(t->res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC,
+			   "dlopen did not load the bridge (no open failed: a missing symbol or "
+			   "version?)");
+}
+
 /* dlopen(bridge) and the bridge's late start, in a thread stopped at a safe point. */
 static void load_in_thread(struct target *t, struct remote_thread *th)
 {
 	struct bridge_inject_result *res = t->res;
-	uint64_t args[6] = {0, RTLD_NOW}, handle = 0, started = 0;
-	char why[256] = "unknown error";
+	uint64_t args[6] = {0, RTLD_NOW};
+	int32_t started = 0;
 	int err;
 
-	err = remote_call(th, t->dlopen, args, t->bridge, strlen(t->bridge) + 1, 0, &handle,
+	err = remote_call(th, t->dlopen, args, t->bridge, strlen(t->bridge) + 1, 0,
 			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
-	if (!err && !handle) {
-		uint64_t none[6] = {0}, msg = 0;
-
-		if (t->dlerror &&
-		    !remote_call(th, t->dlerror, none, NULL, 0, 0, &msg,
-				 gs_monotonic_ns() + CALL_TIMEOUT_NS) &&
-		    msg)
-			remote_read_string(t->pid, msg, why, sizeof(why));
-		set_result(res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC, "dlopen failed: %s", why);
+	if (err == -ETIMEDOUT) {
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err,
+			   "dlopen did not return within %llu s: left to finish in thread %d, "
+			   "which then goes on by itself",
+			   CALL_TIMEOUT_NS / 1000000000ull, th->tid);
 		return;
 	}
 	if (err) {
-		set_result(res, GS_BRIDGE_LOAD_FAILED, err, "dlopen %s: %s",
-			   err == -ETIMEDOUT ? "did not return (abandoned)" : "failed",
-			   strerror(-err));
+		set_result(res, GS_BRIDGE_LOAD_FAILED, err, "dlopen failed: %s",
+			   err == -EFAULT ? "it faulted (the thread was put back)"
+					  : strerror(-err));
 		return;
 	}
 	proc_maps_for_each(t->pid, find_late_start, t);
 	if (!t->late_start) {
-		set_result(res, GS_BRIDGE_LOAD_FAILED, -ENOENT,
-			   "the loaded bridge is not in the process's maps");
+		dlopen_failed(t, th);
 		return;
 	}
 	memset(args, 0, sizeof(args));
-	err = remote_call(th, t->late_start, args, NULL, 0, 0, &started,
+	err = remote_call(th, t->late_start, args, &started, sizeof(started), 0,
 			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
-	if (err || (int)started != 1)
+	if (!err)
+		err = remote_read(t->pid, th->blob_addr, &started, sizeof(started));
+	if (err || started != 1)
 		set_result(res, GS_BRIDGE_LOAD_FAILED, err ?: -EIO, "the bridge did not start: %s",
 			   err ? strerror(-err) : "it said no");
+}
+
+/* Who holds one of ld.so's locks (0: nobody); -errno said in the result. */
+static int ldso_holder(struct target *t, pid_t *holder)
+{
+	int err = ldso_lock_holder(t->pid, &t->ldso, holder);
+
+	if (err)
+		set_result(t->res, GS_BRIDGE_LOAD_SKIPPED, err,
+			   "cannot tell whether ld.so's lock is held (%s): not loaded",
+			   err == -ENOTSUP || err == -ENOENT
+			       ? "not glibc's ld.so, or an unknown one"
+			       : strerror(-err));
+	return err;
+}
+
+static void say_ldso_busy(struct target *t, pid_t holder)
+{
+	set_result(t->res, GS_BRIDGE_LOAD_SKIPPED, -EBUSY,
+		   "ld.so's lock is held by thread %d (a dlopen or a library constructor in "
+		   "progress) for longer than %llu ms: not loaded",
+		   holder, SAFE_POINT_WAIT_NS / 1000000ull);
+}
+
+/* Last checks with the thread held, so that it cannot change under them: its own seccomp
+ * state, and nobody (this thread included) in ld.so. -EBUSY: ld.so's lock is held, try again
+ * later; -ECANCELED: refused. */
+static int check_stopped_thread(struct target *t, pid_t tid)
+{
+	char dir[48];
+	pid_t holder;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%d/task/%d", t->pid, tid);
+	if (refuse_seccomp(t->res, dir, tid))
+		return -ECANCELED;
+	err = ldso_holder(t, &holder);
+	if (err)
+		return -ECANCELED;
+	if (holder) {
+		say_ldso_busy(t, holder);
+		return -EBUSY;
+	}
+	return 0;
 }
 
 /* One thread: stop it at a safe point, load, restore. 0: done (whatever the outcome);
@@ -382,7 +516,10 @@ static int try_thread(struct target *t, pid_t tid, uint64_t deadline, bridge_inj
 			   strerror(-err));
 		return err == -ESRCH ? -EAGAIN : 0;
 	}
+	th.restorer = t->restorer;
 	err = remote_stop_safely(&th, safe_point, t, deadline);
+	if (!err)
+		err = check_stopped_thread(t, tid);
 	if (!err) {
 		res->tid = tid;
 		if (hold)
@@ -393,6 +530,8 @@ static int try_thread(struct target *t, pid_t tid, uint64_t deadline, bridge_inj
 			   t->safe_entry ? "entering" : "blocked in",
 			   gs_syscall_name((unsigned)t->safe_nr, name, sizeof(name)));
 		load_in_thread(t, &th);
+	} else if (err == -EBUSY || err == -ECANCELED) {
+		/* said by check_stopped_thread */
 	} else if (err == -EAGAIN) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, err, "the process was stopped meanwhile");
 	} else if (err == -ETIMEDOUT) {
@@ -410,6 +549,8 @@ static int try_thread(struct target *t, pid_t tid, uint64_t deadline, bridge_inj
 		res->pause_ns = th.resume_ns - th.stop_ns;
 		res->wait_ns = (th.safe_ns ?: th.resume_ns) - th.stop_ns;
 	}
+	if (err == -EBUSY)
+		return -EBUSY;
 	return err == -ETIMEDOUT || err == -ESRCH ? -EAGAIN : 0;
 }
 
@@ -430,27 +571,41 @@ static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *
 {
 	uint64_t start = gs_monotonic_ns(), deadline = start + SAFE_POINT_WAIT_NS;
 	uint64_t follow_at = start + SAMPLE_PHASE_NS;
-	pid_t tids[64];
+	pid_t tids[64], holder = 0;
+	int err;
 
 	for (;;) {
-		size_t n = blocked_threads(t, tids, 64);
+		size_t n = 0;
 
-		for (size_t i = 0; i < n; i++)
-			if (try_thread(t, tids[i], gs_monotonic_ns() + BLOCKED_STOP_NS, hold,
-				       ctx) != -EAGAIN)
+		/* without stopping anything first: a load in progress is waited out */
+		if (ldso_holder(t, &holder))
+			return;
+		if (!holder)
+			n = blocked_threads(t, tids, 64);
+		for (size_t i = 0; i < n; i++) {
+			err =
+			    try_thread(t, tids[i], gs_monotonic_ns() + BLOCKED_STOP_NS, hold, ctx);
+			if (err == -EBUSY)
+				break;
+			if (err != -EAGAIN)
 				return;
-		if (gs_monotonic_ns() >= follow_at)
+		}
+		if (gs_monotonic_ns() >= (holder ? deadline : follow_at))
 			break;
-		sleep_ns(SAMPLE_EVERY_NS);
+		sleep_ns(holder ? LDSO_RECHECK_NS : SAMPLE_EVERY_NS);
+	}
+	if (holder) {
+		say_ldso_busy(t, holder);
+		return;
 	}
 	try_thread(t, t->pid, deadline, hold, ctx);
 }
 
-void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,
+void bridge_inject(pid_t pid, const char *bridge, bool named, bridge_inject_hold_fn hold, void *ctx,
 		   struct bridge_inject_result *res)
 {
 	static const char *const late[] = {LATE_START};
-	struct target t = {.pid = pid, .bridge = bridge, .res = res};
+	struct target t = {.pid = pid, .bridge = bridge, .named = named, .res = res};
 	sigset_t chld, old;
 
 	memset(res, 0, sizeof(*res));
@@ -472,6 +627,16 @@ void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, vo
 	}
 	if (t.late_start) {
 		set_result(res, GS_BRIDGE_LOAD_PRESENT, 0, "already loaded");
+		return;
+	}
+	if (!t.restorer) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
+			   "no rt_sigreturn trampoline in the process's libc: a call could not "
+			   "return without gpuspy");
+		return;
+	}
+	if (!t.ldso.end) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT, "no ld.so in the process's maps");
 		return;
 	}
 	/* every stop of a tracee sends SIGCHLD: remote_call.c sleeps on it */

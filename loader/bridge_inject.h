@@ -2,10 +2,12 @@
 /*
  * Loading gpuspy's CUPTI bridge into a CUDA process that is already running (it was not
  * started with CUDA_INJECTION64_PATH): one thread is stopped with ptrace at a syscall boundary
- * where no loader or allocator lock can be held by it, dlopen() from the process's own libc
- * loads the bridge and gpuspy_bridge_load_late() starts its control thread, then the thread is
- * restored exactly and goes on (remote_call.h). CUPTI is switched on later by the bridge's own
- * thread, once gpuspy's probe raises its gate, never in the borrowed thread.
+ * where no loader or allocator lock can be held by it (and none of ld.so's is held by any
+ * thread), dlopen() from the process's own libc loads the bridge and gpuspy_bridge_load_late()
+ * starts its control thread, then the thread is restored exactly and goes on (remote_call.h:
+ * each call returns through a frame that restores it even if gpuspy dies meanwhile). CUPTI is
+ * switched on later by the bridge's own thread, once gpuspy's probe raises its gate, never in the
+ * borrowed thread.
  */
 #ifndef GPUSPY_BRIDGE_INJECT_H
 #define GPUSPY_BRIDGE_INJECT_H
@@ -29,9 +31,11 @@ struct bridge_inject_result {
 typedef void (*bridge_inject_hold_fn)(void *ctx, pid_t tid, bool exempt);
 
 /* Loads `bridge` (a path valid in gpuspy's and, checked here, the process's filesystem) into
- * `pid`. Everything is in *res; the process is left as it was unless the outcome is
- * GS_BRIDGE_LOAD_INJECTED. */
-void bridge_inject(pid_t pid, const char *bridge, bridge_inject_hold_fn hold, void *ctx,
+ * `pid`; `named`: the user named the process (-p), which lifts the refusal of setuid and
+ * non-dumpable processes. Everything is in *res; the process is left as it was unless the
+ * outcome is GS_BRIDGE_LOAD_INJECTED (or a dlopen that did not return in time is left to
+ * finish: GS_BRIDGE_LOAD_FAILED, -ETIMEDOUT). */
+void bridge_inject(pid_t pid, const char *bridge, bool named, bridge_inject_hold_fn hold, void *ctx,
 		   struct bridge_inject_result *res);
 
 #endif /* GPUSPY_BRIDGE_INJECT_H */

@@ -311,7 +311,7 @@ static int watch_ldso(struct cuda_probes *cp, pid_t pid, const struct proc_mappi
 		gs_warn("cannot watch %s for new libraries: no _dl_debug_state", m->path);
 		return 0;
 	}
-	err = elf_symbol_distance(path, names[0], names[1], &offsets[1]);
+	err = elf_symbol_distance(path, names[0], names[1], &offsets[1], NULL);
 	if (err) {
 		gs_warn("cannot watch %s for new libraries: no _r_debug", m->path);
 		return 0;

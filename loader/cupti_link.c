@@ -199,7 +199,7 @@ bool cupti_link_is_bridge(const char *host_path)
 
 	base = base ? base + 1 : host_path;
 	return strstr(base, "gpuspy_cupti") &&
-	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta);
+	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 
 static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *prog,

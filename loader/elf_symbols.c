@@ -190,6 +190,7 @@ int elf_function_at(const char *path, uint64_t file_offset, char *name, size_t l
 struct vaddr_ctx {
 	const char *name;
 	uint64_t vaddr;
+	uint64_t size;
 };
 
 static int match_vaddr(void *ctx, const char *name, const GElf_Sym *sym)
@@ -199,10 +200,12 @@ static int match_vaddr(void *ctx, const char *name, const GElf_Sym *sym)
 	if (strcmp(c->name, name))
 		return 0;
 	c->vaddr = sym->st_value;
+	c->size = sym->st_size;
 	return 1;
 }
 
-int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta)
+int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta,
+			uint64_t *to_size)
 {
 	struct vaddr_ctx a = {.name = from}, b = {.name = to};
 	struct elf_file f;
@@ -216,6 +219,8 @@ int elf_symbol_distance(const char *path, const char *from, const char *to, uint
 	if (!a.vaddr || !b.vaddr)
 		return -ENOENT;
 	*delta = b.vaddr - a.vaddr;
+	if (to_size)
+		*to_size = b.size;
 	return 0;
 }
 

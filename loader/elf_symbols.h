@@ -21,8 +21,10 @@ int elf_find_functions(const char *path, const char *const *names, size_t n, boo
 int elf_function_at(const char *path, uint64_t file_offset, char *name, size_t len);
 
 /* vaddr(to) - vaddr(from) for two exported symbols of any type (the load bias cancels, so
- * this is also their distance in memory). 0, -ENOENT, or -errno. */
-int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta);
+ * this is also their distance in memory), and the size of `to` if to_size is not NULL. 0,
+ * -ENOENT, or -errno. */
+int elf_symbol_distance(const char *path, const char *from, const char *to, uint64_t *delta,
+			uint64_t *to_size);
 
 /* Called with a kernel's mangled name and the run-time address of the static where nvcc's
  * stub caches its launch handle; a negative return stops and is returned. */

@@ -69,7 +69,8 @@ static void load(struct late_bridges *lb, const struct queued *q)
 
 	if (!still_ours(q))
 		return;
-	bridge_inject(q->pid, lb->bridge, lb->hold, lb->hold_ctx, &o.res);
+	/* not named with -p: a process that started CUDA later may be a setuid one */
+	bridge_inject(q->pid, lb->bridge, false, lb->hold, lb->hold_ctx, &o.res);
 	/* already there (a parent's mapping), or gone meanwhile: nothing to say */
 	if (o.res.outcome == GS_BRIDGE_LOAD_PRESENT || o.res.err == -ESRCH)
 		return;

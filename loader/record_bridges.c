@@ -123,11 +123,20 @@ static int finish_load(struct recorder *r, pid_t pid, const struct bridge_inject
 	return cupti_link_expect(r->cupti, pid);
 }
 
+/* Whether the user named the process with -p (not only one of its descendants). */
+static bool named(const struct recorder *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->opts.npids; i++)
+		if (r->opts.pids[i] == pid)
+			return true;
+	return false;
+}
+
 static int load_one(struct recorder *r, pid_t pid, const char *bridge)
 {
 	struct bridge_inject_result res;
 
-	bridge_inject(pid, bridge, exempt_from_hold, r, &res);
+	bridge_inject(pid, bridge, named(r, pid), exempt_from_hold, r, &res);
 	return finish_load(r, pid, &res);
 }
 

@@ -15,14 +15,14 @@
 #include <unistd.h>
 #include "cli.h"
 #include "remote_call.h"
+#include "remote_frame.h"
 
-#define RED_ZONE	 128	       /* the x86_64 ABI's, below the stack pointer */
-#define STACK_MARGIN	 128	       /* and a little more, for nothing in particular */
-#define XSTATE_MAX	 (64 * 1024)   /* larger than any XSAVE area (AMX: ~11 KiB) */
-#define STOP_GRACE_NS	 1000000000ull /* for a thread to stop once we gave up on it */
-#define WAIT_SLICE_NS	 10000000ull   /* SIGCHLD wakes us; this is only a fallback */
-#define EFLAGS_DF	 0x400ull      /* direction flag: clear at every function entry */
-#define SYSCALL_INSN_LEN 2	       /* `syscall` is 0f 05 */
+#define RED_ZONE      128	    /* the x86_64 ABI's, below the stack pointer */
+#define STACK_MARGIN  128	    /* and a little more, for nothing in particular */
+#define XSTATE_MAX    (64 * 1024)   /* larger than any XSAVE area (AMX: ~11 KiB) */
+#define STOP_GRACE_NS 1000000000ull /* for a thread to stop once we gave up on it */
+#define WAIT_SLICE_NS 10000000ull   /* SIGCHLD wakes us; this is only a fallback */
+#define EFLAGS_DF     0x400ull	    /* direction flag: clear at every function entry */
 
 /* Signals the kernel forces on a thread whose instruction faults. They stay unblocked during a
  * call: forcing a blocked one makes the kernel reset the process's handler to the default
@@ -73,6 +73,18 @@ static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	if (fd < 0)
 		return -errno;
 	n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : errno_or(-EIO);
+}
+
+int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	int fd = mem_fd(pid, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, (off_t)addr);
 	close(fd);
 	return n == (ssize_t)len ? 0 : errno_or(-EIO);
 }
@@ -303,12 +315,15 @@ int remote_stop_safely(struct remote_thread *t, remote_safe_fn safe, void *ctx,
 	}
 }
 
-/* Sets up the call frame: blob and a return address of 0 on the thread's stack, arguments in
- * registers (System V x86_64). */
+/* Sets up the call: blob, then the frame that returns to the thread's own context (with the
+ * restart of a syscall it was in run again whole: the frame's rt_sigreturn clears the
+ * thread's restart block), on the thread's stack below the red zone; arguments in registers
+ * (System V x86_64). */
 static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uint64_t fn,
 			uint64_t args[6], const void *blob, size_t blob_len, int blob_arg)
 {
-	uint64_t sp = r->rsp - RED_ZONE - STACK_MARGIN, zero = 0;
+	uint64_t sp = r->rsp - RED_ZONE - STACK_MARGIN, entry_sp;
+	struct user_regs_struct resume;
 	int err;
 
 	if (blob) {
@@ -317,12 +332,15 @@ static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uin
 		if (err)
 			return err;
 		args[blob_arg] = sp;
+		t->blob_addr = sp;
 	}
-	sp = (sp & ~15ull) - 8; /* as if `call` pushed the return address */
-	err = write_mem(t->pid, sp, &zero, sizeof(zero));
+	remote_frame_resume_regs(r, t->at_entry, false, &resume);
+	err = remote_frame_write(t->pid, sp, t->restorer, &resume, t->xstate, t->xstate_len,
+				 t->xstate_is_fpregs, t->sigmask, &entry_sp);
 	if (err)
 		return err;
-	r->rsp = sp;
+	t->entry_sp = entry_sp;
+	r->rsp = entry_sp;
 	r->rip = fn;
 	r->rdi = args[0];
 	r->rsi = args[1];
@@ -336,8 +354,8 @@ static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uin
 	return 0;
 }
 
-/* The outcome of a signal stop during a call: 1 returned, 0 go on, <0 failed. */
-static int call_signal_stop(struct remote_thread *t, int sig, uint64_t *ret)
+/* The outcome of a signal stop during a call: 0 go on, <0 failed. */
+static int call_signal_stop(struct remote_thread *t, int sig)
 {
 	struct user_regs_struct r;
 	siginfo_t si;
@@ -362,34 +380,70 @@ static int call_signal_stop(struct remote_thread *t, int sig, uint64_t *ret)
 	err = get_regs(t->tid, &r);
 	if (err)
 		return err;
-	if (sig == SIGSEGV && r.rip == 0) {
-		*ret = r.rax;
-		return 1;
-	}
+	t->call = REMOTE_CALL_FAULTED;
 	gs_debug("the call in thread %d faulted: signal %d at %#llx", t->tid, sig,
 		 (unsigned long long)r.rip);
 	return -EFAULT;
 }
 
+static bool is_open(long nr)
+{
+	return nr == SYS_open || nr == SYS_openat || nr == SYS_openat2;
+}
+
+/* A syscall stop during a call: 1 when it is the trampoline's rt_sigreturn (the function
+ * returned), else 0 (a failed open is noted on the way). */
+static int call_syscall_stop(struct remote_thread *t)
+{
+	struct __ptrace_syscall_info info;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof(info), &info) < 0)
+		return errno_or(-EIO);
+	if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+		long nr = (long)info.entry.nr;
+
+		if (nr == SYS_rt_sigreturn &&
+		    info.instruction_pointer == t->restorer + REMOTE_RESTORER_LEN &&
+		    info.stack_pointer == t->entry_sp + sizeof(uint64_t))
+			return 1;
+		t->open_path = !is_open(nr)	? 0
+			       : nr == SYS_open ? info.entry.args[0]
+						: info.entry.args[1];
+	} else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t->open_path) {
+		if (info.exit.is_error && !remote_read_string(t->pid, t->open_path, t->failed_open,
+							      sizeof(t->failed_open)))
+			t->failed_open_err = (int)-info.exit.rval;
+		t->open_path = 0;
+	}
+	return 0;
+}
+
 int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const void *blob,
-		size_t blob_len, int blob_arg, uint64_t *ret, uint64_t deadline_ns)
+		size_t blob_len, int blob_arg, uint64_t deadline_ns)
 {
 	struct user_regs_struct r;
 	int status, err, sig;
 
-	if (!t->saved || !t->stopped)
+	if (!t->saved || !t->stopped || !t->restorer ||
+	    (t->call != REMOTE_CALL_NONE && t->call != REMOTE_CALL_RETURNED))
 		return -EINVAL;
 	memcpy(&r, t->regs, sizeof(r));
 	err = prepare_call(t, &r, fn, args, blob, blob_len, blob_arg);
-	err = err ?: set_sigmask(t->tid, ~synchronous_signals());
-	t->modified = true;
+	/* registers first: from here on the frame brings the thread back whatever happens to
+	 * gpuspy, while a mask set first would stay on the thread's own code if gpuspy died */
 	err = err ?: set_regs(t->tid, &r);
-	err = err ?: resume(t, PTRACE_CONT, 0);
+	if (!err) {
+		t->modified = true;
+		t->call = REMOTE_CALL_RUNNING;
+		t->open_path = 0;
+	}
+	err = err ?: set_sigmask(t->tid, ~synchronous_signals());
+	/* syscall stops: the trampoline's rt_sigreturn is how the end of the call is seen */
+	err = err ?: resume(t, PTRACE_SYSCALL, 0);
 	while (!err) {
 		err = wait_stop(t, deadline_ns, &status);
 		if (err == -ETIMEDOUT) {
-			/* a lock it waits for may be one this very thread holds: abandon the call
-			 */
+			/* it may wait for a lock another thread holds: it finishes on its own */
 			interrupt_and_wait(t);
 			return -ETIMEDOUT;
 		}
@@ -399,28 +453,34 @@ int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const vo
 		if (status >> 16 == PTRACE_EVENT_STOP) {
 			/* job control stopped the process: this thread finishes its call first */
 			t->group_stop |= sig != SIGTRAP;
-		} else if (sig != (SIGTRAP | 0x80)) {
-			err = call_signal_stop(t, sig, ret);
-			if (err)
+		} else if (sig == (SIGTRAP | 0x80)) {
+			err = call_syscall_stop(t);
+			if (err) {
+				if (err == 1)
+					t->call = REMOTE_CALL_RETURNED;
 				return err < 0 ? err : 0;
+			}
+		} else {
+			err = call_signal_stop(t, sig);
+			if (err)
+				return err;
 		}
-		err = resume(t, PTRACE_CONT, 0);
+		err = resume(t, PTRACE_SYSCALL, 0);
 	}
 	return err;
 }
 
-/* Puts the thread back as it was at the safe point; a syscall it was entering is run again. */
+/* Puts the thread back as it was at the safe point (a syscall it was entering or was
+ * interrupted in is run again, exactly as the kernel restarts it: gpuspy holds the thread at
+ * a stop, so its restart block is intact). The mask goes first and the registers last: if
+ * gpuspy died in between, a thread still at its trampoline's rt_sigreturn would restore
+ * itself from its frame. */
 static int restore_state(struct remote_thread *t)
 {
 	struct user_regs_struct r;
 
-	memcpy(&r, t->regs, sizeof(r));
-	if (t->at_entry) {
-		r.rip -= SYSCALL_INSN_LEN;
-		r.rax = r.orig_rax;
-		r.orig_rax = -1ull;
-	}
-	return restore_fpu(t) ?: set_regs(t->tid, &r) ?: set_sigmask(t->tid, t->sigmask);
+	remote_frame_resume_regs((const struct user_regs_struct *)t->regs, t->at_entry, true, &r);
+	return set_sigmask(t->tid, t->sigmask) ?: restore_fpu(t) ?: set_regs(t->tid, &r);
 }
 
 void remote_release(struct remote_thread *t)
@@ -428,6 +488,8 @@ void remote_release(struct remote_thread *t)
 	if (t->seized && !t->gone) {
 		if (!t->stopped)
 			interrupt_and_wait(t);
+		if (t->call == REMOTE_CALL_RUNNING) /* its frame restores it once it returns */
+			t->modified = false;
 		if (t->stopped && t->modified && restore_state(t))
 			gs_warn("thread %d: cannot restore its registers", t->tid);
 		if (ptrace(PTRACE_DETACH, t->tid, NULL,

@@ -3,9 +3,13 @@
  * Function calls in one thread of another process, made with ptrace the way a debugger's
  * `call` command makes them (x86_64): the thread is seized and stopped at a point the caller
  * judges safe, its registers, extended FPU state and signal mask are saved, the function runs
- * on the thread's own stack (below the red zone) with asynchronous signals blocked and returns
- * to address 0, whose fault brings the thread back, and everything is restored exactly before
- * the thread is let go. Only the one thread stops; the others run on.
+ * on the thread's own stack (below the red zone) with asynchronous signals blocked, and returns
+ * into libc's rt_sigreturn trampoline through a signal frame that holds the thread's own
+ * context (remote_frame.h): gpuspy sees the trampoline's syscall stop and restores the thread
+ * exactly itself, and if gpuspy dies at any instant the kernel restores it from the frame. So
+ * a call never needs gpuspy to come back, and a call that takes too long is left to finish
+ * instead of being abandoned half-way (which could leave a lock of the process held). Only the
+ * one thread stops; the others run on.
  */
 #ifndef GPUSPY_REMOTE_CALL_H
 #define GPUSPY_REMOTE_CALL_H
@@ -26,8 +30,17 @@ struct remote_stop {
 /* Whether calls may be made from this point (bridge_inject.c decides). */
 typedef bool (*remote_safe_fn)(void *ctx, const struct remote_stop *at);
 
+enum remote_call_state {
+	REMOTE_CALL_NONE,     /* no call made: the thread is where it stopped */
+	REMOTE_CALL_RUNNING,  /* in the function: it returns through its frame by itself */
+	REMOTE_CALL_RETURNED, /* stopped at the trampoline's syscall: gpuspy restores it */
+	REMOTE_CALL_FAULTED,  /* the function faulted: gpuspy restores it (the fault is dropped) */
+};
+
 struct remote_thread {
 	pid_t pid, tid;
+	uint64_t restorer;     /* libc's rt_sigreturn trampoline (the caller finds it): every call
+				* returns through it */
 	bool seized;	       /* PTRACE_SEIZE succeeded */
 	bool stopped;	       /* in a ptrace stop now */
 	bool gone;	       /* the thread exited (or was reaped) meanwhile */
@@ -43,6 +56,12 @@ struct remote_thread {
 	int stop_sig; /* the signal of the signal-delivery stop it is in, delivered at
 		       * release */
 	uint64_t sigmask;
+	enum remote_call_state call;
+	uint64_t entry_sp;     /* the stack pointer the last call was entered with */
+	uint64_t blob_addr;    /* where the last call's blob is in the process */
+	uint64_t open_path;    /* an open(at) the call is in: its path's address, 0 if none */
+	char failed_open[256]; /* the last path the call failed to open, and why */
+	int failed_open_err;
 	uint64_t stop_ns;   /* when it first stopped */
 	uint64_t safe_ns;   /* when it reached the safe point */
 	uint64_t resume_ns; /* when it was let go */
@@ -56,17 +75,23 @@ int remote_attach(struct remote_thread *t, pid_t pid, pid_t tid);
  * by job control meanwhile; -ESRCH when the thread exited. */
 int remote_stop_safely(struct remote_thread *t, remote_safe_fn safe, void *ctx,
 		       uint64_t deadline_ns);
-/* Calls fn(args...) in the thread; `blob` (if any) is copied onto its stack and its address
- * passed as args[blob_arg]. The return value is in *ret. 0; -EFAULT when the call faulted,
- * -ETIMEDOUT when it had not returned by `deadline_ns` (it is abandoned: the thread gets its
- * own context back at release), -ESRCH when the thread exited. */
+/* Calls fn(args...) in the thread; `blob` (if any) is copied onto its stack, its address
+ * passed as args[blob_arg] and kept in t->blob_addr, where what the function wrote there can
+ * be read until the release. The function's return value is not seen (the trampoline
+ * overwrites it): a function whose result matters writes it into the blob. t->failed_open
+ * names the last open the call saw fail. 0; -EFAULT when the call faulted (the thread gets
+ * its own context back at release), -ETIMEDOUT when it had not returned by `deadline_ns` (it
+ * is left to finish on its own at release), -ESRCH when the thread exited. */
 int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const void *blob,
-		size_t blob_len, int blob_arg, uint64_t *ret, uint64_t deadline_ns);
-/* Restores what was saved and detaches; a signal that arrived during a call is raised again.
- * Safe in any state; frees the saved state. */
+		size_t blob_len, int blob_arg, uint64_t deadline_ns);
+/* Restores what was saved and detaches (a call still running is left to return through its
+ * frame); a signal that arrived during a call is raised again. Safe in any state; frees the
+ * saved state. */
 void remote_release(struct remote_thread *t);
 
 /* A NUL-terminated string from the process's memory, cut to len - 1. 0 or -errno. */
 int remote_read_string(pid_t pid, uint64_t addr, char *buf, size_t len);
+/* len bytes of the process's memory. 0 or -errno. */
+int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 #endif /* GPUSPY_REMOTE_CALL_H */
