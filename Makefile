@@ -109,7 +109,7 @@ $(BUILD)/gpuspy-san: $(SAN_OBJS)
 $(BUILD)/targets/%: tests/targets/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -pthread $< -o $@
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -pthread $< -ldl -o $@
 
 # shared libraries the tests preload into targets (tests/targets/lib)
 $(BUILD)/targets/lib%.so: tests/targets/lib/%.c

@@ -70,6 +70,23 @@ struct {
 	__type(value, struct gs_py_offsets);
 } py_procs SEC(".maps");
 
+/* Processes held stopped for the loader (records.h: struct gs_hold_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GS_HELD_MAX);
+	__type(key, struct gs_hold_key);
+	__type(value, struct gs_op_unwind);
+} held_procs SEC(".maps");
+
+/* Notes a hold before the SIGSTOP is sent: 0, or nonzero when the map is full (then the
+ * process must not be held, since no watchdog would know of it). */
+static __always_inline int hold_note(const struct gs_op_unwind *what)
+{
+	struct gs_hold_key key = {.tgid = what->hdr.pid, .tid = what->hdr.tid, .ts = what->hdr.ts};
+
+	return bpf_map_update_elem(&held_procs, &key, what, BPF_NOEXIST);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, GS_LOSS_NKINDS);

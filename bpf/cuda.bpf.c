@@ -199,6 +199,14 @@ int cuda_return_naming(struct pt_regs *ctx)
 	return on_return(ctx, true);
 }
 
+/* The held_procs value of an ld.so hold, built here (a map value may not come from the ring). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gs_op_unwind);
+} hold_scratch SEC(".maps");
+
 /* _dl_debug_state() is ld.so's debugger hook, called once the link map is being changed
  * (RT_ADD) and again once it is consistent (RT_CONSISTENT): new objects mapped and not yet
  * initialised, at start-up and at every dlopen. The cookie is the distance from it to
@@ -208,7 +216,9 @@ int ldso_debug_state(struct pt_regs *ctx)
 {
 	__u64 r_debug = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
+	struct gs_op_unwind *held;
 	struct gs_hdr *h;
+	__u32 zero = 0;
 	int state;
 
 	__u32 tgid = id >> 32;
@@ -227,6 +237,9 @@ int ldso_debug_state(struct pt_regs *ctx)
 	if (state != RT_CONSISTENT)
 		return 0;
 	bpf_map_delete_elem(&cuda_opened, &tgid);
+	held = bpf_map_lookup_elem(&hold_scratch, &zero);
+	if (!held)
+		return 0;
 	h = bpf_ringbuf_reserve(&events, sizeof(*h), 0);
 	if (!h) {
 		/* without the record nobody would resume the process: let it run unprobed */
@@ -234,6 +247,14 @@ int ldso_debug_state(struct pt_regs *ctx)
 		return 0;
 	}
 	fill_hdr(h, GS_REC_LIBS_CHANGED, sizeof(*h), id >> 32, (__u32)id, bpf_ktime_get_ns());
+	held->hdr = *h;
+	held->n = 0;
+	if (hold_note(held)) {
+		/* no watchdog would know of the hold: let it run unprobed */
+		bpf_ringbuf_discard(h, 0);
+		count_loss(GS_LOSS_LIBS_NOT_HELD);
+		return 0;
+	}
 	/* the stop takes effect on the way back to user space, before ld.so goes on; the loader
 	 * attaches to what was mapped, then sends SIGCONT. The stop is queued before the record
 	 * is published: this program may be preempted between the two, and a SIGCONT that came

@@ -218,9 +218,17 @@ int op_unwind(struct pt_regs *ctx)
 		count_loss(GS_LOSS_OP_CALL);
 		return 0;
 	}
+	fill_hdr(&u->hdr, GS_REC_OP_UNWIND, sizeof(*rec), id >> 32, (__u32)id, bpf_ktime_get_ns());
+	u->n = n;
+	u->pad = 0;
+	if (hold_note(u)) {
+		/* no watchdog would know of the hold: it unwinds as it is */
+		bpf_ringbuf_discard(rec, 0);
+		count_loss(GS_LOSS_OP_CALL);
+		return 0;
+	}
 	__builtin_memcpy(rec->slots, u->slots, sizeof(rec->slots));
-	fill_hdr(&rec->hdr, GS_REC_OP_UNWIND, sizeof(*rec), id >> 32, (__u32)id,
-		 bpf_ktime_get_ns());
+	rec->hdr = u->hdr;
 	rec->trampoline = u->trampoline;
 	rec->n = n;
 	rec->pad = 0;

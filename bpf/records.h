@@ -521,6 +521,19 @@ struct gs_op_unwind {
 	struct gs_op_unwind_slot slots[GS_OP_UNWIND_MAX];
 };
 
+/* A process BPF stopped (SIGSTOP) for the loader: the key of its entry in the held_procs map,
+ * which the loader deletes once it resumed it, and gpuspy's watchdog (loader/hold_watchdog.c)
+ * resumes it from if the loader does not in time or dies. The value is a struct gs_op_unwind
+ * whose hdr.type says why (GS_REC_LIBS_CHANGED, GS_REC_OP_UNWIND: then with the return
+ * addresses to put back before the process may unwind). */
+struct gs_hold_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ts; /* the hold record's hdr.ts */
+};
+
+#define GS_HELD_MAX 1024 /* processes held at once */
+
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
 	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
@@ -551,6 +564,7 @@ GS_REC_ASSERT_SIZE(struct gs_py_stack, 40);
 GS_REC_ASSERT_SIZE(struct gs_py_offsets, 80);
 GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
 GS_REC_ASSERT_SIZE(struct gs_op_unwind, 40 + 16 * GS_OP_UNWIND_MAX);
+GS_REC_ASSERT_SIZE(struct gs_hold_key, 16);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_final, 72);

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "bpf_session.h"
 #include "cli.h"
+#include "hold_watchdog.h"
 #include "stats_dump.h"
 #include "uprobe_multi.h"
 #include "osrt.skel.h"
@@ -26,6 +27,7 @@ struct bpf_session {
 	struct ops_bpf *ops;	   /* NULL with --no-ops; its uprobes by op_probes */
 	struct ring_buffer *rb;
 	__u64 *traced_pids; /* the traced_pids map, mmapped on first use */
+	pid_t watchdog;	    /* resumes held processes if gpuspy cannot (hold_watchdog.h) */
 	bpf_session_record_fn fn;
 	void *ctx;
 };
@@ -72,8 +74,8 @@ static int share_map(struct bpf_map *dst, struct bpf_map *src)
 /* Every map common.bpf.h defines, created by the osrt component, reused by another. */
 static int share_common_maps(struct bpf_object *dst, struct bpf_object *src)
 {
-	static const char *const common[] = {"events", "traced_pids", "traced_tids",
-					     "losses", "cuda_opened", "py_procs"};
+	static const char *const common[] = {"events",	    "traced_pids", "traced_tids", "losses",
+					     "cuda_opened", "py_procs",	   "held_procs"};
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]) && !err; i++)
@@ -246,6 +248,12 @@ int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn
 		err = open_python(s, cfg);
 	if (!err && cfg->ops)
 		err = open_ops(s, cfg);
+	/* before anything can be held: CUDA library loads and operator unwinds */
+	if (!err && (s->cuda || s->ops)) {
+		err = hold_watchdog_start(bpf_session_held_fd(s), &s->watchdog);
+		if (err)
+			gs_error("cannot start the hold watchdog: %s", strerror(-err));
+	}
 	if (err)
 		goto fail;
 	s->rb = ring_buffer__new(bpf_map__fd(s->osrt->maps.events), on_ringbuf_record, s, NULL);
@@ -259,6 +267,11 @@ int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn
 fail:
 	bpf_session_destroy(s);
 	return err;
+}
+
+int bpf_session_held_fd(const struct bpf_session *s)
+{
+	return bpf_map__fd(s->osrt->maps.held_procs);
 }
 
 int bpf_session_trace_process(struct bpf_session *s, pid_t tgid)

@@ -38,6 +38,8 @@ struct bpf_session;
 /* Returns 0 or -errno; on failure a message has been printed. */
 int bpf_session_open(const struct bpf_session_config *cfg, bpf_session_record_fn fn, void *ctx,
 		     struct bpf_session **out);
+/* The held_procs map (hold_watchdog.h). */
+int bpf_session_held_fd(const struct bpf_session *s);
 int bpf_session_trace_process(struct bpf_session *s, pid_t tgid);
 int bpf_session_trace_thread(struct bpf_session *s, pid_t tid);
 int bpf_session_attach(struct bpf_session *s);

@@ -12,6 +12,7 @@
 #include "elf_symbols.h"
 #include "key_index.h"
 #include "op_probes.h"
+#include "unwind_fix.h"
 #include "op_symbols.h"
 #include "ops.skel.h"
 #include "proc_maps.h"
@@ -337,28 +338,9 @@ void op_probes_detach(struct op_probes *op)
 void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec)
 {
 	const struct gs_op_unwind *u = (const void *)rec;
-	char path[64];
-	unsigned fixed = 0;
-	int fd;
+	unsigned fixed = rec->size >= sizeof(*u) ? unwind_fix(u) : 0;
 
 	(void)op;
-	snprintf(path, sizeof(path), "/proc/%u/mem", rec->pid);
-	fd = rec->size >= sizeof(*u) && u->trampoline ? open(path, O_RDWR | O_CLOEXEC) : -1;
-	for (uint32_t i = 0; fd >= 0 && i < u->n && i < GS_OP_UNWIND_MAX; i++) {
-		const struct gs_op_unwind_slot *s = &u->slots[i];
-		uint64_t now;
-
-		/* only where the kernel's trampoline address still is: the thread is stopped,
-		 * and nothing else writes it */
-		if (s->orig == u->trampoline ||
-		    pread(fd, &now, sizeof(now), (off_t)s->slot) != sizeof(now) ||
-		    now != u->trampoline)
-			continue;
-		if (pwrite(fd, &s->orig, sizeof(s->orig), (off_t)s->slot) == sizeof(s->orig))
-			fixed++;
-	}
-	if (fd >= 0)
-		close(fd);
 	/* resume it whatever happened: BPF stopped it only for this */
 	kill((pid_t)rec->pid, SIGCONT);
 	gs_debug("thread %u of pid %u throws a C++ exception: %u return addresses put back",

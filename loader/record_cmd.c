@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "bpf_session.h"
 #include "cli.h"
+#include "hold_watchdog.h"
 #include "cuda_api.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
@@ -66,6 +67,19 @@ static bool uses_cuda(const struct gs_hdr *rec)
 	       !cuda_call_failed(c, &info);
 }
 
+/* The watchdog resumed a held process before the loader got to it (gpuspy was stopped or
+ * busy for GS_HOLD_MAX_NS): what it loaded ran unprobed until the next scan, a counted loss. */
+static void hold_cut_short(struct recorder *r, const struct gs_hdr *rec)
+{
+	r->holds_cut_short++;
+	if (!r->opts.quiet)
+		gs_warn("pid %u was held longer than %llu s and resumed by the watchdog before its "
+			"new libraries were probed",
+			rec->pid, GS_HOLD_MAX_NS / 1000000000ull);
+	if (rec->type == GS_REC_LIBS_CHANGED)
+		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
+}
+
 /* CUDA records: names compacted, launches of unnamed stubs named, held processes probed. */
 static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 {
@@ -73,6 +87,10 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 
 	switch (rec->type) {
 	case GS_REC_LIBS_CHANGED:
+		if (!hold_watchdog_holding(bpf_session_held_fd(r->session), rec)) {
+			hold_cut_short(r, rec);
+			return 0;
+		}
 		/* while BPF holds the process: the operators of a library it just mapped are
 		 * probed before any of them can run (the CUDA probes resume it) */
 		err = op_probes_scan(r->ops, (pid_t)rec->pid);
@@ -80,6 +98,8 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 			gs_warn("cannot probe the operators of pid %u: %s", rec->pid,
 				strerror(-err));
 		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
+		if (!hold_watchdog_done(bpf_session_held_fd(r->session), rec))
+			hold_cut_short(r, rec);
 		return 0;
 	case GS_REC_CUDA_NAME:
 		return cuda_names_from_bpf(r->cuda_names, r->writer, (const void *)rec);
@@ -127,7 +147,10 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 		goto out;
 	}
 	if (rec->type == GS_REC_OP_UNWIND) { /* the loader's business, not the trace's */
-		op_probes_unwind(r->ops, rec);
+		/* the watchdog did it if it resumed the thread already */
+		if (hold_watchdog_holding(bpf_session_held_fd(r->session), rec))
+			op_probes_unwind(r->ops, rec);
+		hold_watchdog_done(bpf_session_held_fd(r->session), rec);
 		return 0;
 	}
 	if (rec->type == GS_REC_FD_NAME) {

@@ -103,6 +103,7 @@ int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
 	int err;
 
 	bpf_session_losses(r->session, counts);
+	counts[GS_LOSS_LIBS_NOT_HELD] += r->holds_cut_short;
 	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
 		if (k < GS_LOSS_SLOTS)
 			rec.count[k] = counts[k];

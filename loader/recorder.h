@@ -34,6 +34,7 @@ struct recorder {
 	struct op_probes *ops;	       /* NULL with --no-ops */
 	struct py_stacks *py;	       /* NULL with --no-python */
 	struct proc_attrs *attrs;      /* users and cgroups of the traced processes */
+	uint64_t holds_cut_short;      /* holds the watchdog ended before the loader (losses) */
 	pid_t *bridge_pids;	       /* running CUDA processes to load the CUPTI bridge into */
 	size_t nbridge_pids, bridge_pids_cap;
 	struct late_bridges *late; /* processes that start CUDA later; NULL: not loaded */
