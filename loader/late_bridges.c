@@ -18,11 +18,16 @@
 #include "trace_format.h"
 
 #define STAT_START_TIME 22 /* /proc/PID/stat: clock ticks since boot */
+/* a load that found ld.so's lock held (a library loading for seconds: CUDA's own, often) is
+ * tried again this much later, a few times, before its refusal is recorded */
+#define LDSO_BUSY_RETRY_NS 2000000000ull
+#define LDSO_BUSY_RETRIES  3
 
 struct queued {
 	pid_t pid;
 	unsigned long long start_time; /* so a pid handed out again is not mistaken for it */
 	uint64_t due;
+	unsigned retries; /* loads put off because ld.so's lock was held */
 };
 
 struct late_bridges {
@@ -62,6 +67,23 @@ static bool still_ours(const struct queued *q)
 	return !value[0];
 }
 
+/* Puts a load off for later: 0, or -ENOMEM. Later than everything queued before it, so the
+ * queue stays in due order. */
+static int retry_later(struct late_bridges *lb, const struct queued *q)
+{
+	struct queued *slot;
+
+	pthread_mutex_lock(&lb->lock);
+	slot = array_grow((void **)&lb->queue, &lb->nqueue, &lb->queue_cap, sizeof(*slot));
+	if (slot) {
+		*slot = *q;
+		slot->due = gs_monotonic_ns() + LDSO_BUSY_RETRY_NS;
+		slot->retries++;
+	}
+	pthread_mutex_unlock(&lb->lock);
+	return slot ? 0 : -ENOMEM;
+}
+
 static void load(struct late_bridges *lb, const struct queued *q)
 {
 	struct late_bridge_outcome o = {.pid = q->pid};
@@ -74,6 +96,11 @@ static void load(struct late_bridges *lb, const struct queued *q)
 	/* already there (a parent's mapping), or gone meanwhile: nothing to say */
 	if (o.res.outcome == GS_BRIDGE_LOAD_PRESENT || o.res.err == -ESRCH)
 		return;
+	if (o.res.err == -EBUSY && q->retries < LDSO_BUSY_RETRIES && !retry_later(lb, q)) {
+		gs_debug("pid %d: %s; trying again in %llu s", q->pid, o.res.message,
+			 LDSO_BUSY_RETRY_NS / 1000000000ull);
+		return;
+	}
 	if (o.res.outcome == GS_BRIDGE_LOAD_INJECTED)
 		snprintf(o.res.message + strlen(o.res.message),
 			 sizeof(o.res.message) - strlen(o.res.message),

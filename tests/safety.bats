@@ -243,3 +243,41 @@ start_gpuspy() { # ARGS...
 	[ "$output" = "started=1 euid=65534" ]
 	grep -q "loaded late" "$WORK/logs/user.log"
 }
+
+@test "a process that starts CUDA after the attach while ld.so's lock is held gets the bridge once the load in progress ends (the late load is retried)" {
+	cp "$LIBS/libslow_dlopen.so" "$WORK/slow_copy.so"
+	mkfifo "$WORK/go" "$WORK/ctl"
+	# a parent with no CUDA that execs cuda_loop once told to: CUDA starts after the attach
+	(
+		env LD_LIBRARY_PATH="$FC" LD_PRELOAD="$LIBS/libslow_dlopen.so" SLOW_TRIGGER="$WORK/trigger" \
+			SLOW_LIB="$WORK/slow_copy.so" SLOW_MARK="$WORK/in_ctor" SLOW_CTOR_MS=3500 \
+			bash -c 'read -r _ < "$1"; exec "$2" "$3"' _ "$WORK/go" "$TGT/cuda_loop" "$WORK/ready" \
+			< "$WORK/ctl" > "$WORK/out" 2> "$WORK/err"
+		echo $? > "$WORK/status"
+	) 3>&- &
+	exec 4> "$WORK/ctl"
+	for _ in $(seq 100); do
+		TARGET_PID=$(pgrep -f -n "bash -c read -r _ < \"\\\$1\"; exec .* $WORK/ready") && break
+		sleep 0.05
+	done
+	[ -n "$TARGET_PID" ]
+	start_gpuspy -p "$TARGET_PID"
+	wait_for_line "$WORK/g.err" "recording 1 process"
+	echo go > "$WORK/go"
+	wait_for_file "$WORK/ready"
+	touch "$WORK/trigger" # its loading thread now sleeps in a constructor for 3.5 s
+	wait_for_file "$WORK/in_ctor"
+	go 1 # its first CUDA calls after the attach: the late load is queued
+	for _ in $(seq 150); do
+		grep -q "CUPTI bridge loaded.*(CUDA started after the attach)" "$WORK/g.err" && break
+		sleep 0.1
+	done
+	grep -q "CUPTI bridge loaded.*(CUDA started after the attach)" "$WORK/g.err"
+	grep -q "ld.so's lock is held by thread .*; trying again in 2 s" "$WORK/g.err"
+	run ! grep -q "CUPTI bridge not loaded" "$WORK/g.err"
+	[ -e "$WORK/in_ctor.done" ] # loaded after the constructor ended, not during it
+	kill -INT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	target_goes_on
+}
