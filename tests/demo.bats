@@ -37,6 +37,9 @@ load helpers
 	"$GPUSPY" report "$BUILD/demo/attach.gpuspy" --report gpu_mode,cuda_gpu_kern_sum --format json |
 		jq -e '(.gpu_mode[0].bridge == "injected") and (.gpu_mode[0].inject_pause_ns > 0) and ((.cuda_gpu_kern_sum | map(.instances) | add) == 5)'
 	python3 "$ROOT/tests/lib/check_chrome.py" "$BUILD/demo/attach.json"
+	# gpuspy SIGKILLed inside the bridge's dlopen: the program went on and exited 0
+	[[ "$output" == *"killed with SIGKILL while cuda_loop"* ]]
+	[[ "$output" == *"cuda_loop went on: DONE ok, exit status 0"* ]]
 	# a running PyTorch loop, attached: operators, Python stacks and samples, a timeline
 	[[ "$output" == *"gpuspy: probing 2952 PyTorch operators"* ]]
 	[[ "$output" == *"stacks on"* && "$output" == *"** ops"* && "$output" == *"** python"* ]]

@@ -79,6 +79,33 @@ grep -E '^gpuspy: pid [0-9]+: CUPTI bridge' "$out/attach.err" || true
 tail -1 "$out/attach.out"
 "$build/gpuspy" report "$out/attach.gpuspy" --report gpu_mode,cuda_gpu_kern_sum
 "$build/gpuspy" export "$out/attach.gpuspy" --format chrome -o "$out/attach.json"
+echo
+echo "== safety: gpuspy SIGKILLed in the middle of loading the bridge into a running CUDA program"
+echo "   (its dlopen made slow on purpose): the borrowed thread returns through the signal frame"
+echo "   gpuspy left on its stack, and the program goes on as if nothing had happened"
+start_cuda_loop victim GPUSPY_BRIDGE_LOAD_DELAY_MS=1500
+victim_pid=$loop_pid
+exec 5>"$out/victim.ctl"
+wait_for_file "$out/victim.ready"
+"$build/gpuspy" record -q -f -o "$out/victim.gpuspy" -p "$victim_pid" 2>"$out/victim.err" &
+gpuspy_pid=$!
+i=0
+until grep -q libgpuspy_cupti "/proc/$victim_pid/maps"; do
+	i=$((i + 1))
+	[ "$i" -lt 600 ] || { echo "demo: the bridge was never mapped" >&2; exit 1; }
+	sleep 0.05
+done
+kill -KILL "$gpuspy_pid"
+wait "$gpuspy_pid" 2>/dev/null || true
+echo "gpuspy (pid $gpuspy_pid) killed with SIGKILL while cuda_loop (pid $victim_pid) was inside dlopen"
+echo "go 3" >&5
+wait_for "$out/victim.out" "BATCH done n=3"
+echo exit >&5
+exec 5>&-
+victim_status=0
+wait "$victim_pid" || victim_status=$?
+echo "cuda_loop went on: $(tail -1 "$out/victim.out"), exit status $victim_status"
+[ "$victim_status" -eq 0 ]
 torch_python=/usr/bin/python3.11 # Debian's python3-torch is built for it
 echo "== gpuspy record -p: a PyTorch training loop that is already running (no restart, no"
 echo "   code change): its Python stacks, CPU samples and every ATen operator call"
