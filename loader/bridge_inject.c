@@ -45,6 +45,7 @@
 #include "elf_symbols.h"
 #include "ldso_locks.h"
 #include "proc_maps.h"
+#include "proc_mem.h"
 #include "procfs.h"
 #include "remote_call.h"
 #include "remote_frame.h"
@@ -447,7 +448,7 @@ static void load_in_thread(struct target *t, struct remote_thread *th)
 	err = remote_call(th, t->late_start, args, &started, sizeof(started), 0,
 			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
 	if (!err)
-		err = remote_read(t->pid, th->blob_addr, &started, sizeof(started));
+		err = proc_mem_read(t->pid, th->blob_addr, &started, sizeof(started));
 	if (err || started != 1)
 		set_result(res, GS_BRIDGE_LOAD_FAILED, err ?: -EIO, "the bridge did not start: %s",
 			   err ? strerror(-err) : "it said no");

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include "elf_symbols.h"
 #include "ldso_locks.h"
-#include "remote_call.h"
+#include "proc_mem.h"
 
 #define RTLD_GLOBAL_MAX (64 * 1024) /* 4336 bytes in glibc 2.36 */
 #define MUTEX_RECURSIVE 1	    /* PTHREAD_MUTEX_RECURSIVE_NP */
@@ -82,7 +82,7 @@ int ldso_lock_holder(pid_t pid, const struct proc_mapping *ldso, pid_t *holder)
 	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
-	err = remote_read(pid, addr, buf, size);
+	err = proc_mem_read(pid, addr, buf, size);
 	/* mutexes are 8-byte aligned in the structure: they hold pointers (__list) */
 	for (uint64_t o = 0; !err && o + sizeof(struct glibc_mutex) <= size; o += 8) {
 		struct glibc_mutex m;

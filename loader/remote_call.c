@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "proc_mem.h"
 #include "remote_call.h"
 #include "remote_frame.h"
 
@@ -55,53 +56,6 @@ static int set_regs(pid_t tid, const struct user_regs_struct *r)
 static int set_sigmask(pid_t tid, uint64_t mask)
 {
 	return ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) ? errno_or(-EIO) : 0;
-}
-
-static int mem_fd(pid_t pid, int flags)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	return open(path, flags | O_CLOEXEC);
-}
-
-static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	int fd = mem_fd(pid, O_RDWR);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : errno_or(-EIO);
-}
-
-int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	int fd = mem_fd(pid, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : errno_or(-EIO);
-}
-
-int remote_read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	int fd = mem_fd(pid, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, buf, len - 1, (off_t)addr);
-	close(fd);
-	if (n <= 0)
-		return errno_or(-EIO);
-	buf[n] = '\0';
-	return 0;
 }
 
 /* The thread's next state change, waited for until `deadline`: 0 with *status, -ETIMEDOUT, or
@@ -328,7 +282,7 @@ static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uin
 
 	if (blob) {
 		sp = (sp - blob_len) & ~15ull;
-		err = write_mem(t->pid, sp, blob, blob_len);
+		err = proc_mem_write(t->pid, sp, blob, blob_len);
 		if (err)
 			return err;
 		args[blob_arg] = sp;
@@ -410,8 +364,9 @@ static int call_syscall_stop(struct remote_thread *t)
 			       : nr == SYS_open ? info.entry.args[0]
 						: info.entry.args[1];
 	} else if (info.op == PTRACE_SYSCALL_INFO_EXIT && t->open_path) {
-		if (info.exit.is_error && !remote_read_string(t->pid, t->open_path, t->failed_open,
-							      sizeof(t->failed_open)))
+		if (info.exit.is_error &&
+		    !proc_mem_read_string(t->pid, t->open_path, t->failed_open,
+					  sizeof(t->failed_open)))
 			t->failed_open_err = (int)-info.exit.rval;
 		t->open_path = 0;
 	}

@@ -89,9 +89,4 @@ int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const vo
  * saved state. */
 void remote_release(struct remote_thread *t);
 
-/* A NUL-terminated string from the process's memory, cut to len - 1. 0 or -errno. */
-int remote_read_string(pid_t pid, uint64_t addr, char *buf, size_t len);
-/* len bytes of the process's memory. 0 or -errno. */
-int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-
 #endif /* GPUSPY_REMOTE_CALL_H */

@@ -2,12 +2,10 @@
 /* The rt_sigreturn frame a remote call returns through (remote_frame.h). */
 #include <cpuid.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+#include "proc_mem.h"
 #include "remote_frame.h"
 
 #define SYSCALL_INSN_LEN 2 /* `syscall` is 0f 05 */
@@ -104,21 +102,6 @@ void remote_frame_resume_regs(const struct user_regs_struct *saved, bool at_entr
 	default:
 		break;
 	}
-}
-
-static int write_mem(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 /* The end of the standard-format XSAVE area that holds `xfeatures` (CPUID leaf 0xd: each
@@ -229,9 +212,9 @@ int remote_frame_write(pid_t pid, uint64_t below, uint64_t restorer,
 	fill_sigcontext(&f.uc.mcontext, resume);
 	f.uc.mcontext.fpstate = fp_addr;
 	f.uc.sigmask = sigmask;
-	err = write_mem(pid, fp_addr, fp, fp_len);
+	err = proc_mem_write(pid, fp_addr, fp, fp_len);
 	free(fp);
-	err = err ?: write_mem(pid, frame, &f, sizeof(f));
+	err = err ?: proc_mem_write(pid, frame, &f, sizeof(f));
 	if (!err)
 		*entry_sp = frame;
 	return err;
@@ -243,26 +226,19 @@ uint64_t remote_frame_find_restorer(pid_t pid, uint64_t start, uint64_t end)
 								0x00, 0x00, 0x0f, 0x05};
 	unsigned char *buf = malloc(RESTORER_CHUNK);
 	uint64_t found = 0;
-	char path[64];
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	for (uint64_t at = start; buf && fd >= 0 && at < end && !found;) {
+	for (uint64_t at = start; buf && at + sizeof(code) <= end && !found;) {
 		size_t want = end - at < RESTORER_CHUNK ? (size_t)(end - at) : RESTORER_CHUNK;
-		ssize_t n = pread(fd, buf, want, (off_t)at);
 		unsigned char *hit;
 
-		if (n < (ssize_t)sizeof(code))
+		if (proc_mem_read(pid, at, buf, want))
 			break;
-		hit = memmem(buf, (size_t)n, code, sizeof(code));
+		hit = memmem(buf, want, code, sizeof(code));
 		if (hit)
 			found = at + (uint64_t)(hit - buf);
 		/* overlap the chunks by the pattern's length less one */
-		at += (uint64_t)n - (sizeof(code) - 1);
+		at += want - (sizeof(code) - 1);
 	}
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return found;
 }

@@ -183,27 +183,27 @@ start_gpuspy() { # ARGS...
 		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
 }
 
-@test "a process that installed a seccomp filter after start (openat -> KILL_PROCESS) is left alone, with the reason; it goes on" {
-	start_loop LD_PRELOAD="$LIBS/libseccomp_later.so" SECCOMP_TRIGGER="$WORK/trigger" SECCOMP_ACTION=kill
+# Starts cuda_loop, which then sandboxes itself with a filter answering openat with ACTION, and
+# records it with -p for a second.
+record_sandboxed() { # kill|trap
+	start_loop LD_PRELOAD="$LIBS/libseccomp_later.so" SECCOMP_TRIGGER="$WORK/trigger" SECCOMP_ACTION="$1"
 	go 1
 	touch "$WORK/trigger"
 	wait_for_file "$WORK/trigger.done"
 	start_gpuspy -p "$TARGET_PID" -d 1
 	wait $GPUSPY_PID
 	GPUSPY_PID=
+}
+
+@test "a process that installed a seccomp filter after start (openat -> KILL_PROCESS) is left alone, with the reason; it goes on" {
+	record_sandboxed kill
 	grep -q "runs under 1 seccomp filter(s): the bridge's dlopen could be refused or kill the process" "$WORK/g.err"
 	run ! grep -q libgpuspy_cupti "/proc/$TARGET_PID/maps"
 	target_goes_on
 }
 
 @test "seccomp with RET_TRAP: refused with the real cause, not 'dlopen failed: Bad address'" {
-	start_loop LD_PRELOAD="$LIBS/libseccomp_later.so" SECCOMP_TRIGGER="$WORK/trigger" SECCOMP_ACTION=trap
-	go 1
-	touch "$WORK/trigger"
-	wait_for_file "$WORK/trigger.done"
-	start_gpuspy -p "$TARGET_PID" -d 1
-	wait $GPUSPY_PID
-	GPUSPY_PID=
+	record_sandboxed trap
 	grep -q "seccomp filter" "$WORK/g.err"
 	run ! grep -q "Bad address" "$WORK/g.err"
 	target_goes_on
