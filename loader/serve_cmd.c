@@ -181,13 +181,13 @@ int serve_main(int argc, char **argv)
 	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, DEFAULT_GRACE_NS);
 	st->listen = DEFAULT_LISTEN;
 	st->max_series = DEFAULT_MAX_SERIES;
+	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
+	 * nothing may start after it */
 	ret = parse_args(argc, argv, &lo, st);
-	if (ret < 0)
-		ret = live_opts_check(&lo);
-	if (ret) {
+	if (ret >= 0 || (ret = live_opts_check(&lo))) {
 		live_opts_free(&lo);
 		free(st);
-		return ret < 0 ? GS_EXIT_OK : ret;
+		return ret;
 	}
 	live_model_init(&st->lm, lo.grace_ns);
 	serve_metrics_init(&st->sm, st->max_series, (double)lo.interval_ns / 1e9,

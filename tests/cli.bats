@@ -12,12 +12,40 @@ teardown() {
 	rm -rf "$WORK"
 }
 
-@test "--help for gpuspy and every subcommand, with examples" {
-	for sub in "" record report export; do
-		run -0 "$GPUSPY" $sub --help
-		[[ "$output" == usage:* ]]
-		[[ "$output" == *examples:* ]]
+# The commands `gpuspy --help` lists: the lines of its "commands:" section, which it prints
+# from the command table.
+listed_commands() {
+	"$GPUSPY" --help | awk '/^commands:$/ { on = 1; next } on && /^$/ { exit } on { print $1 }'
+}
+
+@test "--help and -h of gpuspy and of every command it lists: usage on stdout, exit 0, nothing started" {
+	run -0 listed_commands
+	mapfile -t cmds <<< "$output"
+	echo "commands: ${cmds[*]}"
+	# the five of today at least: an empty list would check nothing
+	[ "${#cmds[@]}" -ge 5 ]
+	for sub in "" "${cmds[@]}"; do
+		for opt in --help -h; do
+			# a command that starts working instead (serve, top) is still running after
+			# 10 s and timeout ends it with 124: that is the failure detected here
+			run --separate-stderr timeout 10 "$GPUSPY" ${sub:+"$sub"} "$opt"
+			echo "gpuspy $sub $opt: exit $status, stderr: $stderr"
+			[ "$status" -eq 0 ]
+			[ -z "$stderr" ]
+			[[ "$output" == usage:* ]]
+			[[ "$output" == *examples:* ]]
+			# usage texts are printed as they are, not through printf
+			[[ "$output" != *%%* ]]
+		done
 	done
+}
+
+@test "gpuspy --help lists every report of the registry, as report --list does" {
+	"$GPUSPY" report --list | awk '/^[a-z]/ { print $1 }' | sort > "$WORK/registry"
+	"$GPUSPY" --help | awk '/^reports/ { on = 1; next } on && /^$/ { exit } on' |
+		tr ', ' '\n\n' | sed '/^$/d' | sort > "$WORK/listed"
+	[ "$(wc -l < "$WORK/registry")" -ge 20 ]
+	diff -u "$WORK/registry" "$WORK/listed"
 }
 
 @test "--version and --version -v" {
