@@ -225,8 +225,7 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 	case 'h':
 		fputs(usage, stdout);
 		return GS_EXIT_OK;
-	default:
-		fprintf(stderr, "try 'gpuspy record --help'\n");
+	default: /* getopt's '?' and ':' are handled by the caller, which has argv */
 		return GS_EXIT_USAGE;
 	}
 }
@@ -253,8 +252,11 @@ int record_opts_parse(int argc, char **argv, struct record_opts *o)
 
 	set_defaults(o);
 	optind = 1;
+	opterr = 0; /* gs_option_error() says it in one line */
 	/* '+': options end at the command, so `gpuspy record -- ls -l` keeps ls's -l */
-	while ((c = getopt_long(argc, argv, "+o:fd:p:aqvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fd:p:aqvh", long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return gs_option_error("record", c, argv);
 		ret = parse_one(c, optarg, o);
 		if (ret >= 0)
 			return ret;

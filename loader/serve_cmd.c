@@ -90,7 +90,8 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:vh", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":p:d:vh", long_opts, NULL)) != -1) {
 		ret = live_opts_parse_one(c, optarg, lo);
 		if (ret >= 0)
 			return ret;
@@ -122,8 +123,7 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy serve --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("serve", c, argv);
 		}
 	}
 	if (optind < argc) {

@@ -98,7 +98,8 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct top_st
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:vf:s:n:h", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":p:d:vf:s:n:h", long_opts, NULL)) != -1) {
 		ret = live_opts_parse_one(c, optarg, lo);
 		if (ret >= 0)
 			return ret;
@@ -154,8 +155,7 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct top_st
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy top --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("top", c, argv);
 		}
 	}
 	if (optind < argc) {

@@ -108,7 +108,8 @@ int export_main(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "kineto")) {
@@ -136,8 +137,7 @@ int export_main(int argc, char **argv)
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy export --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("export", c, argv);
 		}
 	}
 	if (optind != argc - 1) {

@@ -153,7 +153,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	int c, ret = 0;
 
 	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, "r:f:s:n:lh", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while (!ret && (c = getopt_long(argc, argv, ":r:f:s:n:lh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			ret = parse_reports(optarg, o);
@@ -198,8 +199,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy report --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("report", c, argv);
 		}
 	}
 	if (ret)

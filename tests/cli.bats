@@ -62,21 +62,42 @@ listed_commands() {
 	[[ "$output" == "gpuspy: 'frobnicate' is not a gpuspy command (see 'gpuspy --help')" ]]
 }
 
-@test "bad option values get one line and exit 2, before anything is created" {
+# Runs gpuspy and expects what the suite's names promise: exit CODE, nothing on stdout and
+# exactly one line on stderr, equal to LINE.
+one_line() { # CODE LINE GPUSPY-ARGS...
+	local code=$1 line=$2
+	shift 2
+	run --separate-stderr "-$code" "$GPUSPY" "$@"
+	echo "gpuspy $*: exit $status, stdout: '$output', stderr: '$stderr'"
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "$line" ]
+}
+
+@test "bad options and option values get one line and exit 2, before anything is created" {
 	cd "$WORK"
-	run -2 "$GPUSPY" record -d soon -- /bin/true
-	[[ "$output" == "gpuspy: invalid value 'soon' for --duration: expected a duration such as 10s, 500ms or 2m" ]]
-	run -2 "$GPUSPY" record -p 12x
-	[[ "$output" == *"invalid value '12x' for --pid"* ]]
-	run -2 "$GPUSPY" record --buffer-size 3 -- /bin/true
-	[[ "$output" == *"--buffer-size"* ]]
-	run -2 "$GPUSPY" record --osrt-threshold -5 -- /bin/true
-	run -2 "$GPUSPY" record
-	[[ "$output" == *"record needs a target"* ]]
-	run -2 "$GPUSPY" record -a -p 1
-	[[ "$output" == *"one kind of target"* ]]
-	run -2 "$GPUSPY" export x --format svg
-	run -2 "$GPUSPY" report
+	one_line 2 "gpuspy: invalid value 'soon' for --duration: expected a duration such as 10s, 500ms or 2m" \
+		record -d soon -- /bin/true
+	one_line 2 "gpuspy: invalid value '12x' for --pid: expected a comma-separated list of process ids" \
+		record -p 12x
+	one_line 2 "gpuspy: invalid value '3' for --buffer-size: expected a power of two from 1 to 1024 (MiB)" \
+		record --buffer-size 3 -- /bin/true
+	one_line 2 "gpuspy: invalid value '-5' for --osrt-threshold: expected a duration such as 1000ns or 1ms" \
+		record --osrt-threshold -5 -- /bin/true
+	one_line 2 "gpuspy: record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')" \
+		record
+	one_line 2 "gpuspy: record takes one kind of target: -- COMMAND, -p PID or -a" record -a -p 1
+	one_line 2 "gpuspy: invalid value 'svg' for --format: expected chrome or kineto" \
+		export x --format svg
+	one_line 2 "gpuspy: report needs a trace file" report
+	# getopt's own complaints, in the same one-line form for every command
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy record --help')" record --frob -- /bin/true
+	one_line 2 "gpuspy: unknown option '-Z' (see 'gpuspy record --help')" record -qZ -- /bin/true
+	one_line 2 "gpuspy: option '-o' needs a value (see 'gpuspy record --help')" record -o
+	one_line 2 "gpuspy: option '--limit' needs a value (see 'gpuspy report --help')" report x --limit
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy export --help')" export x --frob
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy top --help')" top --frob
+	one_line 2 "gpuspy: option '--listen' needs a value (see 'gpuspy serve --help')" serve --listen
 	[ -z "$(ls -A "$WORK")" ]
 }
 
