@@ -98,6 +98,10 @@ one_line() { # CODE LINE GPUSPY-ARGS...
 	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy export --help')" export x --frob
 	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy top --help')" top --frob
 	one_line 2 "gpuspy: option '--listen' needs a value (see 'gpuspy serve --help')" serve --listen
+	one_line 2 "gpuspy: invalid value 'no-such-user-gpuspy' for --user: expected a user name or uid of the passwd database" \
+		record --user no-such-user-gpuspy -- /bin/true
+	one_line 2 "gpuspy: --user is for a launched command (-- COMMAND): -p and -a trace processes as they run" \
+		record --user nobody -a
 	[ -z "$(ls -A "$WORK")" ]
 }
 
