@@ -8,6 +8,7 @@
 #include "report.h"
 #include "report_groups.h"
 #include "syscall_names.h"
+#include "text_escape.h"
 
 #define MAX_REPORTS 32
 
@@ -271,8 +272,14 @@ static void print_losses(const struct trace_model *m, FILE *out)
 
 static void print_header(const struct trace_model *m, FILE *out)
 {
-	fprintf(out, "gpuspy trace: %s (host %s, kernel %s)\n", m->command, m->header.hostname,
-		m->header.kernel_release);
+	/* the command line is the traced program's own argv: escaped like any name */
+	fputs("gpuspy trace: ", out);
+	text_print(out, m->command);
+	fputs(" (host ", out);
+	text_print(out, m->header.hostname);
+	fputs(", kernel ", out);
+	text_print(out, m->header.kernel_release);
+	fputs(")\n", out);
 	fprintf(out, "duration: %.3f s, %llu syscall spans (>= %llu ns), %llu off-cpu spans\n",
 		m->end_ts > m->start_ts ? (double)(m->end_ts - m->start_ts) / 1e9 : 0.0,
 		(unsigned long long)m->spans, (unsigned long long)m->osrt_threshold_ns,
@@ -625,8 +632,9 @@ static int print_groups(const struct trace_model *m, const struct report_opts *o
 		if ((ret = load_group(o, &groups[i], &gm)))
 			break;
 		if (o->format == TABLE_TEXT) {
-			printf("\n=== %s %s (%zu process%s) ===\n", group_by_name(o->group_by),
-			       groups[i].label, groups[i].n, groups[i].n == 1 ? "" : "es");
+			printf("\n=== %s ", group_by_name(o->group_by));
+			text_print(stdout, groups[i].label); /* "PID COMM" */
+			printf(" (%zu process%s) ===\n", groups[i].n, groups[i].n == 1 ? "" : "es");
 			ret = print_reports(&gm, o);
 		} else {
 			ret = add_group(&tables, &gm, groups[i].label, o);
