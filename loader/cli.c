@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,22 @@ void gs_debug(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage("", fmt, ap);
 	va_end(ap);
+}
+
+int gs_option_error(const char *cmd, int c, char *const argv[])
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char name[3] = {'-', (char)optopt, '\0'};
+
+	/* a short option names itself (argv may hold a cluster such as -qZ); a long one is the
+	 * argument getopt stepped over */
+	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2))
+		arg = name;
+	if (c == ':')
+		gs_error("option '%s' needs a value (see 'gpuspy %s --help')", arg, cmd);
+	else
+		gs_error("unknown option '%s' (see 'gpuspy %s --help')", arg, cmd);
+	return GS_EXIT_USAGE;
 }
 
 int gs_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

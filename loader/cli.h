@@ -27,6 +27,10 @@ void gs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* getopt_long()'s '?' or ':' (with opterr = 0 and ':' leading the option string) as one line,
+ * "gpuspy: unknown option '--frob' (see 'gpuspy CMD --help')"; returns GS_EXIT_USAGE. */
+int gs_option_error(const char *cmd, int c, char *const argv[]);
+
 /* 0 on success, -1 when `s` is not a number in [min, max] (nothing printed). */
 int gs_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* "10s", "500ms", "2m", "1h", "250us", "100ns"; a bare number means seconds. */

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "launch.h"
+#include "run_as.h"
 
 /* The file execvp() would run for `name`, found before tracing starts: execvp's own PATH
  * search makes one failing execve per directory tried, which would count as the command's.
@@ -37,7 +38,8 @@ static bool resolve_in_path(const char *name, char *out, size_t len)
 	return false;
 }
 
-static void child_wait_and_exec(char *const argv[], const char *resolved, int go_fd, int exec_fd)
+static void child_wait_and_exec(char *const argv[], const char *resolved, const struct run_as *user,
+				int go_fd, int exec_fd)
 {
 	char go;
 	int err;
@@ -46,17 +48,21 @@ static void child_wait_and_exec(char *const argv[], const char *resolved, int go
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);
 	close(go_fd);
-	if (resolved)
-		execv(resolved, argv);
-	else
-		execvp(argv[0], argv);
-	err = errno;
+	/* after the go: until then the child only waits, and BPF counts nothing before exec */
+	err = user ? run_as_apply(user) : 0;
+	if (!err) {
+		if (resolved)
+			execv(resolved, argv);
+		else
+			execvp(argv[0], argv);
+		err = errno;
+	}
 	if (write(exec_fd, &err, sizeof(err)) < 0)
 		_exit(127);
 	_exit(127);
 }
 
-int launch_prepare(char *const argv[], struct launched_cmd *out)
+int launch_prepare(char *const argv[], const struct run_as *user, struct launched_cmd *out)
 {
 	char resolved[PATH_MAX];
 	bool found = resolve_in_path(argv[0], resolved, sizeof(resolved));
@@ -84,7 +90,7 @@ int launch_prepare(char *const argv[], struct launched_cmd *out)
 		close(go[1]);
 		close(ex[0]);
 		signal(SIGPIPE, SIG_DFL);
-		child_wait_and_exec(argv, found ? resolved : NULL, go[0], ex[1]);
+		child_wait_and_exec(argv, found ? resolved : NULL, user, go[0], ex[1]);
 	}
 	close(go[0]);
 	close(ex[1]);

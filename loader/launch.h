@@ -8,14 +8,19 @@
 
 #include <sys/types.h>
 
+struct run_as;
+
 struct launched_cmd {
 	pid_t pid;
 	int go_fd;   /* parent writes one byte: exec now */
 	int exec_fd; /* close-on-exec pipe: EOF means execvp succeeded, 4 bytes mean its errno */
 };
 
-int launch_prepare(char *const argv[], struct launched_cmd *out);
-/* Lets the child exec; returns 0 or the child's execvp errno (then the child has exited). */
+/* `user` NULL: the command runs as gpuspy's caller; else it switches to that user (run_as.h)
+ * right before exec. */
+int launch_prepare(char *const argv[], const struct run_as *user, struct launched_cmd *out);
+/* Lets the child exec; returns 0 or the errno of its switch to the user or of execvp (then
+ * the child has exited). */
 int launch_release(struct launched_cmd *cmd);
 /* Kills and reaps a child that was prepared but will never be released. */
 void launch_abort(struct launched_cmd *cmd);

@@ -422,7 +422,11 @@ static int release_command(struct recorder *r)
 
 	if (!child_errno)
 		return 0;
-	gs_error("cannot run '%s': %s", r->opts.command[0], strerror(child_errno));
+	if (r->opts.run_as_user)
+		gs_error("cannot run '%s' as %s: %s", r->opts.command[0], r->opts.run_as.name,
+			 strerror(child_errno));
+	else
+		gs_error("cannot run '%s': %s", r->opts.command[0], strerror(child_errno));
 	waitpid(r->cmd.pid, NULL, 0);
 	r->cmd.pid = 0;
 	return GS_EXIT_EXEC_FAILED;
@@ -459,7 +463,9 @@ static int record(struct recorder *r)
 		return GS_EXIT_FAILURE;
 	if (r->opts.command && r->opts.cupti)
 		cupti_env_prepare(r->opts.quiet);
-	if (r->opts.command && launch_prepare(r->opts.command, &r->cmd)) {
+	if (r->opts.command &&
+	    launch_prepare(r->opts.command, r->opts.run_as_user ? &r->opts.run_as : NULL,
+			   &r->cmd)) {
 		gs_error("cannot start '%s': %s", r->opts.command[0], strerror(errno));
 		return GS_EXIT_FAILURE;
 	}

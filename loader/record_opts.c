@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@ static const char usage[] =
     "\n"
     "targets:\n"
     "  -- COMMAND ...            launch COMMAND traced; its exit status becomes gpuspy's\n"
+    "      --user USER           run COMMAND as USER (name or uid): its uid, gid and\n"
+    "                            groups, HOME, USER and LOGNAME; gpuspy keeps root for\n"
+    "                            BPF (default: COMMAND runs as the caller, root with sudo)\n"
     "  -p, --pid PID[,PID...]    attach to running processes (and their existing children)\n"
     "  -a, --all                 trace every process on the host (except gpuspy)\n"
     "      --no-follow           do not trace new children and new threads of the targets\n"
@@ -82,6 +86,7 @@ enum {
 	OPT_SAMPLE_HZ,
 	OPT_NO_OPS,
 	OPT_NO_INJECT,
+	OPT_USER,
 };
 
 static const struct option long_opts[] = {
@@ -102,6 +107,7 @@ static const struct option long_opts[] = {
     {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
     {"no-ops", no_argument, NULL, OPT_NO_OPS},
     {"no-inject", no_argument, NULL, OPT_NO_INJECT},
+    {"user", required_argument, NULL, OPT_USER},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -144,6 +150,23 @@ static int parse_buffer_size(const char *arg, struct record_opts *o)
 	if (gs_parse_u64(arg, 1, 1024, &mib) || (mib & (mib - 1)))
 		return bad_value("--buffer-size", arg, "a power of two from 1 to 1024 (MiB)");
 	o->ringbuf_bytes = (uint32_t)(mib << 20);
+	return -1;
+}
+
+static int parse_user(const char *arg, struct record_opts *o)
+{
+	int err;
+
+	run_as_free(&o->run_as);
+	o->run_as_user = false;
+	err = run_as_resolve(arg, &o->run_as);
+	if (err == -ENOENT)
+		return bad_value("--user", arg, "a user name or uid of the passwd database");
+	if (err) {
+		gs_error("cannot look up user '%s': %s", arg, strerror(-err));
+		return GS_EXIT_FAILURE;
+	}
+	o->run_as_user = true;
 	return -1;
 }
 
@@ -211,6 +234,8 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_BUFFER_SIZE:
 		return parse_buffer_size(arg, o);
+	case OPT_USER:
+		return parse_user(arg, o);
 	case OPT_MAX_STAT_KEYS:
 		if (gs_parse_u64(arg, 64, 1u << 22, &v))
 			return bad_value("--max-stat-keys", arg, "a number from 64 to 4194304");
@@ -225,8 +250,7 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 	case 'h':
 		fputs(usage, stdout);
 		return GS_EXIT_OK;
-	default:
-		fprintf(stderr, "try 'gpuspy record --help'\n");
+	default: /* getopt's '?' and ':' are handled by the caller, which has argv */
 		return GS_EXIT_USAGE;
 	}
 }
@@ -244,6 +268,11 @@ static int check_targets(const struct record_opts *o)
 		gs_error("record takes one kind of target: -- COMMAND, -p PID or -a");
 		return GS_EXIT_USAGE;
 	}
+	if (o->run_as_user && !o->command) {
+		gs_error("--user is for a launched command (-- COMMAND): -p and -a trace processes "
+			 "as they run");
+		return GS_EXIT_USAGE;
+	}
 	return -1;
 }
 
@@ -253,8 +282,11 @@ int record_opts_parse(int argc, char **argv, struct record_opts *o)
 
 	set_defaults(o);
 	optind = 1;
+	opterr = 0; /* gs_option_error() says it in one line */
 	/* '+': options end at the command, so `gpuspy record -- ls -l` keeps ls's -l */
-	while ((c = getopt_long(argc, argv, "+o:fd:p:aqvh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fd:p:aqvh", long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return gs_option_error("record", c, argv);
 		ret = parse_one(c, optarg, o);
 		if (ret >= 0)
 			return ret;
@@ -270,4 +302,6 @@ void record_opts_free(struct record_opts *o)
 {
 	free(o->pids);
 	o->pids = NULL;
+	run_as_free(&o->run_as);
+	o->run_as_user = false;
 }

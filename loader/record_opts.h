@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "run_as.h"
 
 struct record_opts {
 	const char *output;
@@ -29,7 +30,9 @@ struct record_opts {
 	uint32_t max_stat_keys;
 	pid_t *pids;
 	size_t npids;
-	char **command; /* NULL-terminated argv after "--" */
+	char **command;	  /* NULL-terminated argv after "--" */
+	bool run_as_user; /* --user: the command runs as run_as, not as the caller */
+	struct run_as run_as;
 };
 
 /* Returns -1 to go on, or an exit code (help printed: 0, bad usage: GS_EXIT_USAGE). */

@@ -9,6 +9,7 @@
 #include "bpf_session.h"
 #include "cli.h"
 #include "cupti_link.h"
+#include "out_file.h"
 #include "recorder.h"
 #include "trace_writer.h"
 
@@ -45,17 +46,23 @@ int recorder_open_trace(struct recorder *r, uint64_t now)
 	    .created_monotonic_ns = now,
 	};
 	struct utsname u;
-	int err;
+	char why[128];
+	int fd, err;
 
 	memcpy(h.magic, GS_TRACE_MAGIC, sizeof(h.magic));
 	if (!uname(&u)) {
 		snprintf(h.hostname, sizeof(h.hostname), "%.63s", u.nodename);
 		snprintf(h.kernel_release, sizeof(h.kernel_release), "%.63s", u.release);
 	}
-	err = trace_writer_open(r->opts.output, r->opts.overwrite, &h, &r->writer);
-	if (err == -EEXIST)
-		gs_error("%s already exists (use -f to overwrite)", r->opts.output);
-	else if (err)
+	fd = out_file_create(r->opts.output, r->opts.overwrite, why, sizeof(why));
+	if (fd < 0) {
+		err = -errno;
+		gs_error("cannot create %s: %s%s", r->opts.output, why,
+			 err == -EEXIST && !r->opts.overwrite ? " (use -f to overwrite)" : "");
+		return err;
+	}
+	err = trace_writer_open(fd, &h, &r->writer);
+	if (err)
 		gs_error("cannot create %s: %s", r->opts.output, strerror(-err));
 	return err ? err : write_trace_info(r, now);
 }

@@ -90,7 +90,8 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:vh", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":p:d:vh", long_opts, NULL)) != -1) {
 		ret = live_opts_parse_one(c, optarg, lo);
 		if (ret >= 0)
 			return ret;
@@ -122,8 +123,7 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy serve --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("serve", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -181,13 +181,13 @@ int serve_main(int argc, char **argv)
 	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, DEFAULT_GRACE_NS);
 	st->listen = DEFAULT_LISTEN;
 	st->max_series = DEFAULT_MAX_SERIES;
+	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
+	 * nothing may start after it */
 	ret = parse_args(argc, argv, &lo, st);
-	if (ret < 0)
-		ret = live_opts_check(&lo);
-	if (ret) {
+	if (ret >= 0 || (ret = live_opts_check(&lo))) {
 		live_opts_free(&lo);
 		free(st);
-		return ret < 0 ? GS_EXIT_OK : ret;
+		return ret;
 	}
 	live_model_init(&st->lm, lo.grace_ns);
 	serve_metrics_init(&st->sm, st->max_series, (double)lo.interval_ns / 1e9,

@@ -33,9 +33,9 @@ static const char usage[] =
     "                  [-d DUR] [--no-cupti] [--no-inject] [--buffer-size MIB] [-v]\n"
     "\n"
     "A live view of the host's GPU users, refreshed every interval: per process (or\n"
-    "container, or user) GPU busy %% and kernels/s where gpuspy's CUPTI bridge is active,\n"
+    "container, or user) GPU busy % and kernels/s where gpuspy's CUPTI bridge is active,\n"
     "CUDA launches/s and API time from uprobes everywhere, GPU memory allocated through the\n"
-    "CUDA API, host-to-device and device-to-host bytes/s, CPU %% and the syscall or off-CPU\n"
+    "CUDA API, host-to-device and device-to-host bytes/s, CPU % and the syscall or off-CPU\n"
     "reason its main thread waited on most. Mode says how a process's GPU side is seen:\n"
     "bridge (started with it), injected (gpuspy loaded it at attach), uprobes (no GPU times).\n"
     "\n"
@@ -98,7 +98,8 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct top_st
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:vf:s:n:h", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":p:d:vf:s:n:h", long_opts, NULL)) != -1) {
 		ret = live_opts_parse_one(c, optarg, lo);
 		if (ret >= 0)
 			return ret;
@@ -154,8 +155,7 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct top_st
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy top --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("top", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -294,13 +294,13 @@ int top_main(int argc, char **argv)
 		return GS_EXIT_FAILURE;
 	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, 2 * DEFAULT_INTERVAL_NS);
 	st->view.group_by = GROUP_PROCESS;
+	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
+	 * nothing may start after it */
 	ret = parse_args(argc, argv, &lo, st);
-	if (ret < 0)
-		ret = live_opts_check(&lo);
-	if (ret) {
+	if (ret >= 0 || (ret = live_opts_check(&lo))) {
 		live_opts_free(&lo);
 		free(st);
-		return ret < 0 ? GS_EXIT_OK : ret;
+		return ret;
 	}
 	/* an exited process shows for two refreshes, then goes */
 	live_model_init(&st->lm, 2 * lo.interval_ns);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "export_chrome.h"
 #include "export_kineto.h"
+#include "out_file.h"
 #include "records.h"
 
 static const char usage[] =
@@ -49,7 +50,7 @@ static int export_to_stdout(exporter_fn export, const char *path, const struct e
 static int export_to_file(exporter_fn export, const char *path, const struct export_opts *opts,
 			  const char *out_path)
 {
-	char tmp[4096], err[256];
+	char tmp[4096], err[256], why[128];
 	FILE *out;
 	int fd, ret = GS_EXIT_OK;
 
@@ -57,13 +58,20 @@ static int export_to_file(exporter_fn export, const char *path, const struct exp
 		gs_error("output path too long: %s", out_path);
 		return GS_EXIT_USAGE;
 	}
+	/* refused before the work; out_file_rename() checks again at the end */
+	if (out_file_check(out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		return GS_EXIT_FAILURE;
+	}
 	strcpy(tmp, out_path);
 	strcat(tmp, ".XXXXXX");
 	fd = mkstemp(tmp);
 	if (fd < 0 || !(out = fdopen(fd, "w"))) {
 		gs_error("cannot create %s: %s", out_path, strerror(errno));
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			unlink(tmp);
+		}
 		return GS_EXIT_FAILURE;
 	}
 	if (export(path, opts, out, err, sizeof(err))) {
@@ -74,8 +82,8 @@ static int export_to_file(exporter_fn export, const char *path, const struct exp
 		gs_error("cannot write %s: %s", out_path, strerror(errno));
 		ret = GS_EXIT_FAILURE;
 	}
-	if (!ret && rename(tmp, out_path)) {
-		gs_error("cannot create %s: %s", out_path, strerror(errno));
+	if (!ret && out_file_rename(tmp, out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
 		ret = GS_EXIT_FAILURE;
 	}
 	if (ret)
@@ -100,7 +108,8 @@ int export_main(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:h", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "kineto")) {
@@ -128,8 +137,7 @@ int export_main(int argc, char **argv)
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy export --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("export", c, argv);
 		}
 	}
 	if (optind != argc - 1) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "prom_text.h"
+#include "text_escape.h"
 
 #define INITIAL_CAP 4096
 
@@ -48,24 +49,32 @@ static void append_str(struct prom_buf *b, const char *s)
 	append(b, s, strlen(s));
 }
 
-/* HELP text escapes backslash and newline; label values also the double quote. Other bytes,
- * UTF-8 included, go out as they are. */
+/* HELP text escapes backslash and newline; label values also the double quote: the format's
+ * three escapes. A control character other than newline and a byte of invalid UTF-8, which a
+ * process name can hold (prctl, or the kernel's cut at 15 bytes) and which would make
+ * Prometheus reject the whole scrape, become the text \xNN (text_escape.h), written with an
+ * escaped backslash. Other UTF-8 goes out as it is. */
 static void append_escaped(struct prom_buf *b, const char *s, bool quoted)
 {
-	const char *run = s;
+	char hex[8];
 
-	for (; *s; s++) {
+	while (*s) {
+		size_t n = text_char_len(s, NULL);
 		const char *esc = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : NULL;
 
 		if (quoted && *s == '"')
 			esc = "\\\"";
-		if (!esc)
-			continue;
-		append(b, run, (size_t)(s - run));
-		append(b, esc, 2);
-		run = s + 1;
+		if (esc) {
+			append_str(b, esc);
+			s++;
+		} else if (n) {
+			append(b, s, n);
+			s += n;
+		} else {
+			snprintf(hex, sizeof(hex), "\\\\x%02x", (unsigned char)*s++);
+			append_str(b, hex);
+		}
 	}
-	append(b, run, (size_t)(s - run));
 }
 
 /*

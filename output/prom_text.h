@@ -22,9 +22,9 @@ void prom_buf_reset(struct prom_buf *b);
 void prom_buf_free(struct prom_buf *b);
 
 /*
- * "# HELP name help\n# TYPE name type\n"; type is "counter" or "gauge"; help escaped (\\ and
- * \n); no HELP line when help is NULL. Names are the caller's constants and are not checked:
- * see prom_valid_name().
+ * "# HELP name help\n# TYPE name type\n"; type is "counter" or "gauge"; help escaped as label
+ * values are, the double quote aside; no HELP line when help is NULL. Names are the caller's
+ * constants and are not checked: see prom_valid_name().
  */
 void prom_family(struct prom_buf *b, const char *name, const char *type, const char *help);
 
@@ -33,7 +33,8 @@ struct prom_label {
 };
 
 /*
- * name{l1="v1",...} value\n; label values escaped (\\, \", \n); NaN/Inf printed as
+ * name{l1="v1",...} value\n; label values escaped (\\, \", \n), other control characters and
+ * invalid UTF-8 bytes as the text \xNN (so "\\xNN" in the exposition); NaN/Inf printed as
  * NaN/+Inf/-Inf; integral values below 2^63 in magnitude printed in full without exponent
  * (12345678901, not 1.2345678901e+10); other values with the fewest digits that read back
  * exactly. No timestamp.

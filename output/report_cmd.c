@@ -8,6 +8,7 @@
 #include "report.h"
 #include "report_groups.h"
 #include "syscall_names.h"
+#include "text_escape.h"
 
 #define MAX_REPORTS 32
 
@@ -153,7 +154,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	int c, ret = 0;
 
 	optind = 1;
-	while (!ret && (c = getopt_long(argc, argv, "r:f:s:n:lh", long_opts, NULL)) != -1) {
+	opterr = 0; /* gs_option_error() says it in one line */
+	while (!ret && (c = getopt_long(argc, argv, ":r:f:s:n:lh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			ret = parse_reports(optarg, o);
@@ -198,8 +200,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			fputs(usage, stdout);
 			return GS_EXIT_OK;
 		default:
-			fprintf(stderr, "try 'gpuspy report --help'\n");
-			return GS_EXIT_USAGE;
+			return gs_option_error("report", c, argv);
 		}
 	}
 	if (ret)
@@ -271,8 +272,14 @@ static void print_losses(const struct trace_model *m, FILE *out)
 
 static void print_header(const struct trace_model *m, FILE *out)
 {
-	fprintf(out, "gpuspy trace: %s (host %s, kernel %s)\n", m->command, m->header.hostname,
-		m->header.kernel_release);
+	/* the command line is the traced program's own argv: escaped like any name */
+	fputs("gpuspy trace: ", out);
+	text_print(out, m->command);
+	fputs(" (host ", out);
+	text_print(out, m->header.hostname);
+	fputs(", kernel ", out);
+	text_print(out, m->header.kernel_release);
+	fputs(")\n", out);
 	fprintf(out, "duration: %.3f s, %llu syscall spans (>= %llu ns), %llu off-cpu spans\n",
 		m->end_ts > m->start_ts ? (double)(m->end_ts - m->start_ts) / 1e9 : 0.0,
 		(unsigned long long)m->spans, (unsigned long long)m->osrt_threshold_ns,
@@ -625,8 +632,9 @@ static int print_groups(const struct trace_model *m, const struct report_opts *o
 		if ((ret = load_group(o, &groups[i], &gm)))
 			break;
 		if (o->format == TABLE_TEXT) {
-			printf("\n=== %s %s (%zu process%s) ===\n", group_by_name(o->group_by),
-			       groups[i].label, groups[i].n, groups[i].n == 1 ? "" : "es");
+			printf("\n=== %s ", group_by_name(o->group_by));
+			text_print(stdout, groups[i].label); /* "PID COMM" */
+			printf(" (%zu process%s) ===\n", groups[i].n, groups[i].n == 1 ? "" : "es");
 			ret = print_reports(&gm, o);
 		} else {
 			ret = add_group(&tables, &gm, groups[i].label, o);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "table.h"
+#include "text_escape.h"
 
 void table_init(struct table *t, const struct table_col *cols, size_t ncols)
 {
@@ -189,6 +190,15 @@ static const char *cell_text(char *buf, size_t len, const struct table_col *c,
 	return buf;
 }
 
+/* Text escaped (text_escape.h: a traced process names itself), padded to `width`; a last
+ * column gets 0: no trailing blanks. */
+static void print_left(FILE *out, const char *s, size_t width)
+{
+	text_print(out, s);
+	for (size_t n = text_printed_len(s); n < width; n++)
+		fputc(' ', out);
+}
+
 static void print_text(const struct table *t, FILE *out)
 {
 	size_t *width = calloc(t->ncols, sizeof(*width));
@@ -199,8 +209,9 @@ static void print_text(const struct table *t, FILE *out)
 	for (size_t c = 0; c < t->ncols; c++) {
 		width[c] = strlen(t->cols[c].title);
 		for (size_t r = 0; r < t->nrows; r++) {
-			size_t n = strlen(cell_text(buf, sizeof(buf), &t->cols[c],
-						    &t->cells[r * t->ncols + c], TABLE_TEXT));
+			size_t n =
+			    text_printed_len(cell_text(buf, sizeof(buf), &t->cols[c],
+						       &t->cells[r * t->ncols + c], TABLE_TEXT));
 
 			if (n > width[c])
 				width[c] = n;
@@ -229,11 +240,10 @@ static void print_text(const struct table *t, FILE *out)
 						  &t->cells[r * t->ncols + c], TABLE_TEXT);
 
 			fputs(c ? "  " : " ", out);
-			/* a last text column is not padded: no trailing blanks */
-			if (left && c + 1 == t->ncols)
-				fputs(s, out);
+			if (left)
+				print_left(out, s, c + 1 == t->ncols ? 0 : width[c]);
 			else
-				fprintf(out, left ? "%-*s" : "%*s", (int)width[c], s);
+				fprintf(out, "%*s", (int)width[c], s);
 		}
 		fputc('\n', out);
 	}
@@ -246,11 +256,19 @@ static void print_csv_field(FILE *out, const char *s, bool quote)
 		fputs(s, out);
 		return;
 	}
+	/* CSV has no escapes of its own: control bytes and invalid UTF-8 as in text */
 	fputc('"', out);
-	for (; *s; s++) {
+	while (*s) {
+		size_t n = text_char_len(s, NULL);
+
 		if (*s == '"')
 			fputc('"', out);
-		fputc(*s, out);
+		if (n) {
+			fwrite(s, 1, n, out);
+			s += n;
+		} else {
+			fprintf(out, "\\x%02x", (unsigned char)*s++);
+		}
 	}
 	fputc('"', out);
 }
@@ -276,16 +294,28 @@ static void print_csv(const struct table *t, FILE *out)
 	}
 }
 
+/* Control characters as JSON's \u00NN; an invalid byte, which JSON (UTF-8 only) cannot hold,
+ * as the text \xNN, so a cut name keeps the output valid for strict parsers. */
 void json_print_string(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
+	while (*s) {
+		const unsigned char *p = (const unsigned char *)s;
+		size_t ctrl, n = text_char_len(s, &ctrl);
+
+		if (*p == '"' || *p == '\\') {
 			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
+			s++;
+		} else if (n) {
+			fwrite(s, 1, n, out);
+			s += n;
+		} else if (ctrl) {
+			fprintf(out, "\\u%04x", ctrl == 1 ? p[0] : p[1]);
+			s += ctrl;
+		} else {
+			fprintf(out, "\\\\x%02x", *p);
+			s++;
+		}
 	}
 	fputc('"', out);
 }

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -50,17 +48,17 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int trace_writer_open(const char *path, bool overwrite, const struct gs_file_header *header,
-		      struct trace_writer **out)
+int trace_writer_open(int fd, const struct gs_file_header *header, struct trace_writer **out)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
 	struct trace_writer *w = calloc(1, sizeof(*w));
 	struct gs_file_header h;
 	int err;
 
-	if (!w)
+	if (!w) {
+		close(fd);
 		return -ENOMEM;
-	w->fd = -1;
+	}
+	w->fd = fd;
 	w->payload = malloc(PAYLOAD_CAP);
 	w->out_cap = sizeof(struct gs_zblock_header) + ZSTD_COMPRESSBOUND(PAYLOAD_CAP);
 	w->out = malloc(w->out_cap);
@@ -68,16 +66,6 @@ int trace_writer_open(const char *path, bool overwrite, const struct gs_file_hea
 	if (!w->payload || !w->out || !w->zc ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, ZSTD_LEVEL))) {
 		err = -ENOMEM;
-		goto fail;
-	}
-	w->fd = open(path, flags, 0600);
-	if (w->fd < 0) {
-		err = -errno;
-		goto fail;
-	}
-	/* O_TRUNC keeps an existing file's mode: the trace holds command lines and paths */
-	if (fchmod(w->fd, 0600) < 0) {
-		err = -errno;
 		goto fail;
 	}
 	/* the blocks below are this writer's format, whatever the caller filled in */

@@ -4,17 +4,16 @@
 #ifndef GPUSPY_TRACE_WRITER_H
 #define GPUSPY_TRACE_WRITER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "trace_format.h"
 
 struct trace_writer;
 
-/* Creates `path` with mode 0600; refuses an existing file unless `overwrite`. Writes `header`
- * with the magic, version and header size of the format written here. 0 or -errno. */
-int trace_writer_open(const char *path, bool overwrite, const struct gs_file_header *header,
-		      struct trace_writer **out);
+/* A writer into `fd` (a new file: out_file_create()), which it owns from here, closed on
+ * failure too. Writes `header` with the magic, version and header size of the format written
+ * here. 0 or -errno. */
+int trace_writer_open(int fd, const struct gs_file_header *header, struct trace_writer **out);
 /* A record as a sink takes it; nonzero stops like a failed write (-errno). */
 typedef int (*trace_sink_fn)(void *ctx, const struct gs_hdr *rec);
 /* A writer without a file: every record appended is handed to `fn` at once, checked as a

@@ -12,12 +12,40 @@ teardown() {
 	rm -rf "$WORK"
 }
 
-@test "--help for gpuspy and every subcommand, with examples" {
-	for sub in "" record report export; do
-		run -0 "$GPUSPY" $sub --help
-		[[ "$output" == usage:* ]]
-		[[ "$output" == *examples:* ]]
+# The commands `gpuspy --help` lists: the lines of its "commands:" section, which it prints
+# from the command table.
+listed_commands() {
+	"$GPUSPY" --help | awk '/^commands:$/ { on = 1; next } on && /^$/ { exit } on { print $1 }'
+}
+
+@test "--help and -h of gpuspy and of every command it lists: usage on stdout, exit 0, nothing started" {
+	run -0 listed_commands
+	mapfile -t cmds <<< "$output"
+	echo "commands: ${cmds[*]}"
+	# the five of today at least: an empty list would check nothing
+	[ "${#cmds[@]}" -ge 5 ]
+	for sub in "" "${cmds[@]}"; do
+		for opt in --help -h; do
+			# a command that starts working instead (serve, top) is still running after
+			# 10 s and timeout ends it with 124: that is the failure detected here
+			run --separate-stderr timeout 10 "$GPUSPY" ${sub:+"$sub"} "$opt"
+			echo "gpuspy $sub $opt: exit $status, stderr: $stderr"
+			[ "$status" -eq 0 ]
+			[ -z "$stderr" ]
+			[[ "$output" == usage:* ]]
+			[[ "$output" == *examples:* ]]
+			# usage texts are printed as they are, not through printf
+			[[ "$output" != *%%* ]]
+		done
 	done
+}
+
+@test "gpuspy --help lists every report of the registry, as report --list does" {
+	"$GPUSPY" report --list | awk '/^[a-z]/ { print $1 }' | sort > "$WORK/registry"
+	"$GPUSPY" --help | awk '/^reports/ { on = 1; next } on && /^$/ { exit } on' |
+		tr ', ' '\n\n' | sed '/^$/d' | sort > "$WORK/listed"
+	[ "$(wc -l < "$WORK/registry")" -ge 20 ]
+	diff -u "$WORK/registry" "$WORK/listed"
 }
 
 @test "--version and --version -v" {
@@ -34,21 +62,46 @@ teardown() {
 	[[ "$output" == "gpuspy: 'frobnicate' is not a gpuspy command (see 'gpuspy --help')" ]]
 }
 
-@test "bad option values get one line and exit 2, before anything is created" {
+# Runs gpuspy and expects what the suite's names promise: exit CODE, nothing on stdout and
+# exactly one line on stderr, equal to LINE.
+one_line() { # CODE LINE GPUSPY-ARGS...
+	local code=$1 line=$2
+	shift 2
+	run --separate-stderr "-$code" "$GPUSPY" "$@"
+	echo "gpuspy $*: exit $status, stdout: '$output', stderr: '$stderr'"
+	[ -z "$output" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "$line" ]
+}
+
+@test "bad options and option values get one line and exit 2, before anything is created" {
 	cd "$WORK"
-	run -2 "$GPUSPY" record -d soon -- /bin/true
-	[[ "$output" == "gpuspy: invalid value 'soon' for --duration: expected a duration such as 10s, 500ms or 2m" ]]
-	run -2 "$GPUSPY" record -p 12x
-	[[ "$output" == *"invalid value '12x' for --pid"* ]]
-	run -2 "$GPUSPY" record --buffer-size 3 -- /bin/true
-	[[ "$output" == *"--buffer-size"* ]]
-	run -2 "$GPUSPY" record --osrt-threshold -5 -- /bin/true
-	run -2 "$GPUSPY" record
-	[[ "$output" == *"record needs a target"* ]]
-	run -2 "$GPUSPY" record -a -p 1
-	[[ "$output" == *"one kind of target"* ]]
-	run -2 "$GPUSPY" export x --format svg
-	run -2 "$GPUSPY" report
+	one_line 2 "gpuspy: invalid value 'soon' for --duration: expected a duration such as 10s, 500ms or 2m" \
+		record -d soon -- /bin/true
+	one_line 2 "gpuspy: invalid value '12x' for --pid: expected a comma-separated list of process ids" \
+		record -p 12x
+	one_line 2 "gpuspy: invalid value '3' for --buffer-size: expected a power of two from 1 to 1024 (MiB)" \
+		record --buffer-size 3 -- /bin/true
+	one_line 2 "gpuspy: invalid value '-5' for --osrt-threshold: expected a duration such as 1000ns or 1ms" \
+		record --osrt-threshold -5 -- /bin/true
+	one_line 2 "gpuspy: record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')" \
+		record
+	one_line 2 "gpuspy: record takes one kind of target: -- COMMAND, -p PID or -a" record -a -p 1
+	one_line 2 "gpuspy: invalid value 'svg' for --format: expected chrome or kineto" \
+		export x --format svg
+	one_line 2 "gpuspy: report needs a trace file" report
+	# getopt's own complaints, in the same one-line form for every command
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy record --help')" record --frob -- /bin/true
+	one_line 2 "gpuspy: unknown option '-Z' (see 'gpuspy record --help')" record -qZ -- /bin/true
+	one_line 2 "gpuspy: option '-o' needs a value (see 'gpuspy record --help')" record -o
+	one_line 2 "gpuspy: option '--limit' needs a value (see 'gpuspy report --help')" report x --limit
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy export --help')" export x --frob
+	one_line 2 "gpuspy: unknown option '--frob' (see 'gpuspy top --help')" top --frob
+	one_line 2 "gpuspy: option '--listen' needs a value (see 'gpuspy serve --help')" serve --listen
+	one_line 2 "gpuspy: invalid value 'no-such-user-gpuspy' for --user: expected a user name or uid of the passwd database" \
+		record --user no-such-user-gpuspy -- /bin/true
+	one_line 2 "gpuspy: --user is for a launched command (-- COMMAND): -p and -a trace processes as they run" \
+		record --user nobody -a
 	[ -z "$(ls -A "$WORK")" ]
 }
 

@@ -58,6 +58,58 @@ start_forker_and_attach() {
 	[[ "$output" == "gpuspy: cannot run '/nonexistent/prog': No such file or directory" ]]
 }
 
+# The launched command's credentials and login variables, one normalised line each.
+CREDS_SH='awk "/^(Uid|Gid|Groups):/ { \$1 = \$1; print }" /proc/self/status; echo "env $HOME $USER $LOGNAME"'
+
+# What CREDS_SH prints for a process running as USER, from the passwd and group databases.
+expected_creds() { # USER
+	local uid gid home
+	uid=$(id -u "$1")
+	gid=$(id -g "$1")
+	home=$(getent passwd "$1" | cut -d: -f6)
+	echo "Uid: $uid $uid $uid $uid"
+	echo "Gid: $gid $gid $gid $gid"
+	echo "Groups: $(id -G "$1" | tr ' ' '\n' | sort -n | tr '\n' ' ' | sed 's/ $//')"
+	echo "env $home $1 $1"
+}
+
+@test "--user runs the command as that user (ids, groups, HOME, USER, LOGNAME) while it is traced" {
+	for user in nobody 65534; do
+		run --separate-stderr -0 "$GPUSPY" record -q --user "$user" -f -o "$WORK/t.gpuspy" -- \
+			/bin/sh -c "$CREDS_SH"
+		echo "$output"
+		[ "$output" = "$(expected_creds nobody)" ]
+	done
+	# traced as usual: the command's processes are in the trace, under their user
+	"$GPUSPY" report "$WORK/t.gpuspy" --report processes --format json |
+		jq -e '[.[] | select(.name == "awk")] | length == 1 and .[0].user == "nobody" and .[0].exit == "0"'
+	# gpuspy itself kept its own user: the trace is root's
+	[ "$(stat -c '%U %a' "$WORK/t.gpuspy")" = "root 600" ]
+	# without --user the command runs as the caller, with the caller's environment
+	run --separate-stderr -0 "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- /bin/sh -c "$CREDS_SH"
+	[ "$output" = "$(/bin/sh -c "$CREDS_SH")" ]
+}
+
+@test "--user gives the command the user's supplementary groups, as initgroups does" {
+	# a user that some group of this host lists as a member
+	user=$(awk -F: '$4 != "" { split($4, m, ","); print m[1]; exit }' /etc/group)
+	[ -n "$user" ] && id "$user" > /dev/null 2>&1 || skip "no user with supplementary groups here"
+	[ "$(id -G "$user" | wc -w)" -ge 2 ]
+	run --separate-stderr -0 "$GPUSPY" record -q --user "$user" -o "$WORK/t.gpuspy" -- \
+		/bin/sh -c "$CREDS_SH"
+	echo "$output"
+	[ "$output" = "$(expected_creds "$user")" ]
+}
+
+@test "--user: a command the user may not run fails as for that user, exit 127" {
+	mkdir -m 700 "$WORK/private"
+	cp /bin/true "$WORK/private/prog"
+	run --separate-stderr -127 "$GPUSPY" record -q --user nobody -o "$WORK/t.gpuspy" -- "$WORK/private/prog"
+	[ "$stderr" = "gpuspy: cannot run '$WORK/private/prog' as nobody: Permission denied" ]
+	# the caller (root) could have run it
+	run -0 "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- "$WORK/private/prog"
+}
+
 @test "-p attaches to a running process, follows a new thread and a forked child, and detaches harmlessly" {
 	start_forker_and_attach
 	echo go >&4

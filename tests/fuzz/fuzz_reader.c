@@ -49,7 +49,8 @@ static void round_trip(const struct gs_file_header *header, const unsigned char 
 	if (fd < 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (trace_writer_open(path, true, header, &w))
+	/* the writer owns (and closes) what it is given; the reader opens the memfd by path */
+	if (trace_writer_open(dup(fd), header, &w))
 		fail("cannot open the writer", 0);
 	for (; pos < len; pos += ((const struct gs_hdr *)(recs + pos))->size)
 		if (trace_writer_append(w, (const void *)(recs + pos)))

@@ -3,7 +3,8 @@
  * Tests of output/prom_text.c: exact text of families with tricky label values and numbers,
  * value formatting, name validation, buffer reuse and the sticky out-of-memory flag. Exits 1 on
  * any mismatch. `prom_text_test --emit` writes the families to stdout for tests/prometheus.bats,
- * which lints them with promtool and has a real Prometheus scrape them.
+ * which lints them with promtool and has a real Prometheus scrape them; `--emit-bad-names`
+ * the escaped process names, for tests/names.bats.
  */
 #include <math.h>
 #include <stdio.h>
@@ -109,6 +110,68 @@ static void test_families(void)
 	check("reset: memory kept", b.data == data);
 	prom_buf_free(&b);
 	check("free: zeroed", !b.data && !b.len && !b.cap && !b.oom);
+	prom_buf_free(&b);
+}
+
+/*
+ * Process names as a traced process can make them (prctl(PR_SET_NAME), or the kernel cutting a
+ * longer name at 15 bytes inside a character): each label value comes out valid UTF-8 with no
+ * control character but the escaped newline, the offending bytes as the text \xNN.
+ */
+static const struct {
+	const char *comm, *label;
+} bad_names[] = {
+    /* "ééééééé" and half of an eighth é: the 15 bytes the kernel keeps of "éééééééé" */
+    {"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3",
+     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\\\\xc3"},
+    /* a CJK character cut after its first byte, and after two */
+    {"ab\xe6", "ab\\\\xe6"},
+    {"\xe6\x97", "\\\\xe6\\\\x97"},
+    /* a terminal escape sequence, BEL, tab, DEL, carriage return */
+    {"\x1b[31mred\x07", "\\\\x1b[31mred\\\\x07"},
+    {"a\tb\x7f\r", "a\\\\x09b\\\\x7f\\\\x0d"},
+    /* C1 control CSI in its UTF-8 form; U+00A0 right after is printable */
+    {"\xc2\x9b\xc2\xa0", "\\\\xc2\\\\x9b\xc2\xa0"},
+    /* overlong '/', a UTF-16 surrogate, a code point above U+10FFFF, a lone continuation */
+    {"\xc0\xaf", "\\\\xc0\\\\xaf"},
+    {"\xed\xa0\x80", "\\\\xed\\\\xa0\\\\x80"},
+    {"\xf4\x90\x80\x80", "\\\\xf4\\\\x90\\\\x80\\\\x80"},
+    {"\x80z", "\\\\x80z"},
+    /* the format's own escapes are unchanged; a literal \x stays distinguishable */
+    {"q\"\\x41\n", "q\\\"\\\\x41\\n"},
+    /* the largest code point and a 4-byte emoji go out as they are */
+    {"\xf4\x8f\xbf\xbf\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf\xf0\x9f\x98\x80"},
+};
+
+static void build_bad_names(struct prom_buf *b)
+{
+	prom_family(b, "gpuspy_test_process_info", "gauge", "Names a process can give itself.");
+	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
+		char pid[16];
+		struct prom_label l[2] = {{"pid", pid}, {"comm", bad_names[i].comm}};
+
+		snprintf(pid, sizeof(pid), "%zu", i);
+		prom_sample(b, "gpuspy_test_process_info", l, 2, 1);
+	}
+}
+
+static void test_bad_names(void)
+{
+	struct prom_buf b = {0};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_names); i++) {
+		char what[32], want[256];
+
+		prom_buf_reset(&b);
+		prom_sample(&b, "m", (struct prom_label[]){{"comm", bad_names[i].comm}}, 1, 1);
+		snprintf(want, sizeof(want), "m{comm=\"%s\"} 1\n", bad_names[i].label);
+		snprintf(what, sizeof(what), "bad name %zu", i);
+		expect_text(what, &b, want);
+	}
+	/* HELP text is escaped the same way, quotes aside */
+	prom_buf_reset(&b);
+	prom_family(&b, "m", "gauge", "\x1b\xc3\"");
+	expect_text("bad help", &b, "# HELP m \\\\x1b\\\\xc3\"\n# TYPE m gauge\n");
 	prom_buf_free(&b);
 }
 
@@ -227,8 +290,18 @@ int main(int argc, char **argv)
 		prom_buf_free(&b);
 		return rc;
 	}
+	/* tests/names.bats has promtool check what bad names become */
+	if (argc == 2 && !strcmp(argv[1], "--emit-bad-names")) {
+		struct prom_buf b = {0};
+		int rc;
+
+		build_bad_names(&b);
+		rc = b.oom || fwrite(b.data, 1, b.len, stdout) != b.len;
+		prom_buf_free(&b);
+		return rc;
+	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: prom_text_test [--emit]\n");
+		fprintf(stderr, "usage: prom_text_test [--emit|--emit-bad-names]\n");
 		return 2;
 	}
 	test_families();
@@ -237,6 +310,7 @@ int main(int argc, char **argv)
 	test_growth();
 	test_oom_sticky();
 	test_names();
+	test_bad_names();
 	printf("prom_text: %d failed\n", failed);
 	return failed ? 1 : 0;
 }
