@@ -196,13 +196,14 @@ static int refuse_seccomp(struct bridge_inject_result *res, const char *dir, pid
 }
 
 /* Whether the process runs with other ids than its real ones (setuid/setgid) or is not
- * dumpable (/proc/PID is then owned by root whatever its uid): its environment, which the
- * bridge reads, may come from a less privileged user. */
+ * dumpable (its /proc files are then owned by root whatever its uid; the directory itself
+ * keeps the owner it had when first looked up): its environment, which the bridge reads, may
+ * come from a less privileged user. */
 static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len)
 {
 	unsigned long long ids[2][4];
 	static const char *const keys[] = {"Uid", "Gid"};
-	char line[128], path[32];
+	char line[128], path[48];
 	struct stat st;
 
 	for (int k = 0; k < 2; k++) {
@@ -216,7 +217,7 @@ static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len
 			return true;
 		}
 	}
-	snprintf(path, sizeof(path), "/proc/%d", pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (!stat(path, &st) && st.st_uid == 0 && procfs_status_field(dir, "Uid", 10) != 0) {
 		snprintf(why, len, "it is not dumpable");
 		return true;

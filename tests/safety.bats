@@ -226,6 +226,26 @@ record_sandboxed() { # kill|trap
 	target_goes_on
 }
 
+@test "a process that made itself not dumpable is left alone by -a, loaded when named with -p" {
+	chmod 1777 "$WORK" # it runs as uid 65534
+	start_loop LD_PRELOAD="$LIBS/libno_dump.so" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TGT/cuda_loop" "$WORK/ready"
+	go 1
+	TARGET_PID=$(pgrep -f -n "cuda_loop $WORK/ready")
+	grep -q "^Uid:.65534.65534.65534.65534" "/proc/$TARGET_PID/status"
+	[ "$(stat -c %u "/proc/$TARGET_PID/status")" = 0 ]
+	start_gpuspy -a -d 1
+	wait $GPUSPY_PID || { cat "$WORK/g.err" >&2; false; }
+	GPUSPY_PID=
+	grep -q "pid $TARGET_PID: CUPTI bridge not loaded: it is not dumpable: its environment may come from another user" "$WORK/g.err"
+	run ! grep -q libgpuspy_cupti "/proc/$TARGET_PID/maps"
+	start_gpuspy -p "$TARGET_PID" -d 1
+	wait $GPUSPY_PID || { cat "$WORK/g.err" >&2; false; }
+	GPUSPY_PID=
+	grep -q libgpuspy_cupti "/proc/$TARGET_PID/maps"
+	target_goes_on
+}
+
 @test "the bridge in a set-user-ID program ignores its caller's GPUSPY_CUPTI_LOG: no root-owned file where the caller asked" {
 	cp "$BUILD/targets/setuid_host" "$WORK/suh"
 	chown root:root "$WORK/suh"
