@@ -18,6 +18,7 @@
 #define POLL_MS		 100
 #define WATCHDOG_HELD_FD 3
 #define WATCHDOG_PIDFD	 4
+#define WATCHDOG_FD_PARK 64
 
 static uint64_t monotonic_ns(void)
 {
@@ -102,7 +103,11 @@ static void become_watchdog(int held_fd, pid_t parent)
 		sweep(held_fd, 0);
 		_exit(0);
 	}
-	if (dup2(held_fd, WATCHDOG_HELD_FD) < 0 || dup2(pidfd, WATCHDOG_PIDFD) < 0)
+	/* above the fds they go to first: either may be one of them already */
+	held_fd = fcntl(held_fd, F_DUPFD, WATCHDOG_FD_PARK);
+	pidfd = fcntl(pidfd, F_DUPFD, WATCHDOG_FD_PARK);
+	if (held_fd < 0 || pidfd < 0 || dup2(held_fd, WATCHDOG_HELD_FD) < 0 ||
+	    dup2(pidfd, WATCHDOG_PIDFD) < 0)
 		_exit(1);
 	null = open("/dev/null", O_RDWR);
 	for (int i = 0; i < 3 && null >= 0; i++)
