@@ -9,7 +9,8 @@ ARCH       := x86
 VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
-		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl
+		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
+		libmicrohttpd-dev
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus
@@ -18,7 +19,7 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
 	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
-LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++
+LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++ -lmicrohttpd
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
