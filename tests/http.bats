@@ -305,3 +305,11 @@ scrapes_get_through() {
 	[ "$(stat_of bad)" -eq 0 ]
 }
 
+# bats test_tags=http,fuzz
+@test "http: the request fuzz target survives a short run" {
+	[ -x "$BUILD/fuzz_http" ] || skip "fuzz target not built (make $BUILD/fuzz_http)"
+	run sh "$ROOT/tests/fuzz/run_http.sh" "$BUILD/fuzz_http" "${FUZZ_SECONDS:-30}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Done "*" runs in "* ]]
+}
