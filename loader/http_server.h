@@ -30,9 +30,9 @@ struct http_server_config {
 	 * beyond, its new ones are closed unanswered. Room is thus kept for other clients: the
 	 * idle or trickling connections of one address cannot take every slot. */
 	unsigned max_clients_per_ip;
-	/* MHD's connection timeout: a connection with no byte received or sent for this long,
-	 * mid-response or idle between requests, is closed (0: 10000). MHD counts whole seconds:
-	 * rounded up. */
+	/* MHD's connection timeout: a connection with no byte received or sent for this long is
+	 * closed, a response cut short with a reset (0: 10000; MHD counts whole seconds: rounded
+	 * up). Before a request head is whole, head_timeout_ms comes first. */
 	unsigned timeout_ms;
 	/* a request head must be complete within this of the connection's start, or of the end
 	 * of its previous response (0: 5000; at most timeout_ms). MHD's timeout cannot do this:
