@@ -25,7 +25,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include "http_listen.h"
 #include "http_server.h"
 
