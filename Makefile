@@ -9,7 +9,8 @@ ARCH       := x86
 VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
-		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl
+		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
+		libmicrohttpd-dev
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus
@@ -18,7 +19,7 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
 	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
-LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++
+LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++ -lmicrohttpd
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
@@ -49,7 +50,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
-.PHONY: all deps demo test test-bats check-format format fuzz bench clean tracefs
+.PHONY: all deps demo test test-bats check-format format fuzz fuzz-http bench clean tracefs
 all: $(BUILD)/gpuspy bridge
 
 $(BUILD)/vmlinux.h:
@@ -127,6 +128,14 @@ $(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
 		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
 
+# gpuspy's HTTP request handling behind libmicrohttpd, through a real server on loopback
+$(BUILD)/fuzz_http: tests/fuzz/fuzz_http.c loader/http_server.c loader/http_listen.c \
+		loader/http_server.h loader/http_listen.h
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -Iloader \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(filter %.c,$^) \
+		-lmicrohttpd -o $@
+
 # the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
 include tests/fakecuda/fakecuda.mk
 include bench/bench.mk
@@ -162,11 +171,15 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
+		$(BUILD)/fuzz_http \
 		$(UNIT_BINS) fakecuda bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
 fuzz: $(BUILD)/fuzz_reader
 	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
+
+fuzz-http: $(BUILD)/fuzz_http
+	$(Q)sh tests/fuzz/run_http.sh $(BUILD)/fuzz_http $${FUZZ_SECONDS:-60}
 
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "cli.h"
 #include "commands.h"
 #include "http_server.h"
@@ -23,6 +24,7 @@
 #define DEFAULT_INTERVAL_NS 1000000000ULL
 #define DEFAULT_GRACE_NS    60000000000ULL
 #define DEFAULT_MAX_SERIES  100
+#define DEFAULT_MAX_CLIENTS 64
 
 enum { OPT_LISTEN = LIVE_OPT_FIRST_OWN, OPT_MAX_SERIES, OPT_MAX_CLIENTS };
 
@@ -46,7 +48,8 @@ static const char usage[] =
     "                          so a short job is still seen by the next scrapes\n"
     "      --max-series N      processes with series of their own (default 100; as many\n"
     "                          containers and users); the rest count under pid=\"other\"\n"
-    "      --max-clients N     HTTP connections at once (default 64); more get 503\n"
+    "      --max-clients N     HTTP connections at once (default 64, at most the open-file\n"
+    "                          limit); one client address may hold a quarter of them\n"
     "  -d, --duration DUR      stop after DUR (default: until SIGINT or SIGTERM)\n"
     "      --no-cupti          no GPU times: do not turn on CUPTI bridges\n"
     "      --no-inject         do not load the bridge into running CUDA processes\n"
@@ -133,6 +136,20 @@ static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_
 	return -1;
 }
 
+/* Every connection is a descriptor: a limit the process cannot reach is a mistake to report
+ * now, not an accept() failing under load later. */
+static int check_max_clients(unsigned max_clients)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    max_clients <= rl.rlim_cur)
+		return 0;
+	gs_error("--max-clients %u is above the open-file limit of %llu (ulimit -n)", max_clients,
+		 (unsigned long long)rl.rlim_cur);
+	return GS_EXIT_USAGE;
+}
+
 static int on_tick(struct recorder *r, uint64_t now)
 {
 	struct serve_state *st = r->live;
@@ -181,10 +198,12 @@ int serve_main(int argc, char **argv)
 	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, DEFAULT_GRACE_NS);
 	st->listen = DEFAULT_LISTEN;
 	st->max_series = DEFAULT_MAX_SERIES;
+	st->max_clients = DEFAULT_MAX_CLIENTS;
 	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
 	 * nothing may start after it */
 	ret = parse_args(argc, argv, &lo, st);
-	if (ret >= 0 || (ret = live_opts_check(&lo))) {
+	if (ret >= 0 || (ret = check_max_clients(st->max_clients)) ||
+	    (ret = live_opts_check(&lo))) {
 		live_opts_free(&lo);
 		free(st);
 		return ret;

@@ -2,13 +2,17 @@
 # `gpuspy serve`, scraped by a real Prometheus (Debian's) on loopback: series per process,
 # container, user and device that match the simulated-GPU workloads' own counts
 # (tests/targets/cuda/cuda_loop.cu: "go N" = N launches and N 4096-byte host-to-device
-# copies), series that outlive an exited process for the grace period and then go, bounded
-# memory under process churn, and an HTTP side no client can stall.
+# copies), series that outlive an exited process for the grace period and then go, the
+# cardinality limit, bounded memory under process churn, and an HTTP side no client can stall
+# or starve.
 # bats file_tags=bpf,cuda,live,prometheus
 
 load helpers
 load lib/cgroups
 load lib/prometheus
+bats_require_minimum_version 1.5.0
+
+CLIENTS="python3 $ROOT/tests/lib/http_clients.py"
 
 FC=$BUILD/fakecuda
 TGT=$BUILD/targets/cuda
@@ -45,6 +49,27 @@ start_serve() { # [OPTION...]
 
 metrics() {
 	curl -sf "http://$SERVE_ADDR/metrics"
+}
+
+collections() {
+	metrics | awk '$1 == "gpuspy_collections_total" {print $2}'
+}
+
+# Waits up to 30 s for N more collections than now: what happened before is in the next scrape.
+wait_collections() { # N
+	local c0 c i
+	c0=$(collections)
+	for i in $(seq 300); do
+		c=$(collections) && [ "${c:-0}" -ge $((c0 + $1)) ] && return 0
+		sleep 0.1
+	done
+	echo "collections stuck at $c (from $c0)" >&2
+	return 1
+}
+
+# The value of the sample whose name and labels, as printed, match the regex SERIES in FILE.
+value_of() { # FILE SERIES
+	awk -v re="^$2 " '$0 ~ re {print $NF}' "$1"
 }
 
 # Waits up to 30 s for a PromQL query's value to be VALUE.
@@ -113,31 +138,77 @@ wait_for_value() { # PROMQL VALUE
 	echo exit >&5
 	wait "$A"
 	exited=$(date +%s%N)
-	# its set-up launched once more than the batch
-	sleep 1
+	# exited, within the grace period: still there, with its set-up launch and the batch
+	wait_collections 2
 	metrics > "$WORK/m1"
 	grep -q "^gpuspy_process_cuda_launches_total{pid=\"$A\",.*} 13$" "$WORK/m1"
 	grep -q '^gpuspy_container_cuda_launches_total{container="docker:0123456789ab"} 13$' "$WORK/m1"
 	# past the grace period: the process is gone, its container still has what it counted
 	while [ $(( ($(date +%s%N) - exited) / 1000000 )) -lt 4500 ]; do sleep 0.2; done
 	metrics > "$WORK/m2"
-	! grep -q "pid=\"$A\"" "$WORK/m2"
+	run ! grep -q "pid=\"$A\"" "$WORK/m2"
 	grep -q '^gpuspy_container_cuda_launches_total{container="docker:0123456789ab"} 13$' "$WORK/m2"
+	promtool check metrics < "$WORK/m2"
 }
 
-@test "serve: at most --max-series processes have series; the rest count under pid=\"other\", which never goes down" {
-	start_serve --interval 300ms --max-series 3 --grace 2s
-	for i in 1 2 3; do
-		m=$(metrics)
-		n=$(grep -c '^gpuspy_process_info{' <<<"$m" || true)
-		[ "$n" -le 3 ]
-		grep -q '^gpuspy_process_series{max="3"} [0-3]$' <<<"$m"
-		other=$(grep '^gpuspy_process_syscalls_total{pid="other".*class="file"}' <<<"$m" | awk '{print $2}')
-		[ -z "${prev:-}" ] || [ "$(echo "$other >= $prev" | bc -l 2>/dev/null || python3 -c "print(int($other >= $prev))")" = 1 ]
-		prev=$other
-		sleep 0.5
+# Sum of every process's CUDA launches in FILE, "other" included.
+launch_sum() { # FILE
+	awk '$1 ~ /^gpuspy_process_cuda_launches_total[{]/ {n += $NF} END {print n + 0}' "$1"
+}
+
+@test "serve: at most --max-series processes have series; the rest count under pid=\"other\", exactly" {
+	local i pid v0 v1 named=0 in_other=0 batch=(0 10 20 30 40 50)
+	for i in 1 2 3 4 5; do
+		mkfifo "$WORK/c$i.ctl"
+		eval "exec $((4 + i))<>\"\$WORK/c$i.ctl\""
+		env LD_LIBRARY_PATH="$FC" "$TGT/cuda_loop" "$WORK/c$i.ready" \
+			< "$WORK/c$i.ctl" > "$WORK/c$i.out" 2>&1 3>&- &
+		PIDS+=($!)
 	done
-	[ "$prev" != 0 ]
+	for i in 1 2 3 4 5; do
+		wait_for_file "$WORK/c$i.ready"
+	done
+	start_serve --interval 300ms --max-series 3 --grace 60s --no-inject \
+		-p "$(IFS=,; echo "${PIDS[*]}")"
+	# one launch each first: all five are CUDA processes then, and the three with series of
+	# their own keep them while they live
+	for i in 1 2 3 4 5; do
+		echo "go 1" >&$((4 + i))
+		wait_for_line "$WORK/c$i.out" "BATCH done n=1"
+	done
+	for i in $(seq 100); do
+		metrics > "$WORK/m0" && [ "$(launch_sum "$WORK/m0")" -eq 5 ] && break
+		sleep 0.2
+	done
+	[ "$(launch_sum "$WORK/m0")" -eq 5 ]
+	[ "$(grep -c '^gpuspy_process_info{' "$WORK/m0")" -eq 3 ]
+	grep -q '^gpuspy_process_series{max="3"} 3$' "$WORK/m0"
+	[ "$(value_of "$WORK/m0" 'gpuspy_process_cuda_launches_total[{]pid="other",[^}]*[}]')" -eq 2 ]
+	for i in 1 2 3 4 5; do
+		echo "go ${batch[i]}" >&$((4 + i))
+		wait_for_line "$WORK/c$i.out" "BATCH done n=${batch[i]}"
+	done
+	wait_collections 2
+	metrics > "$WORK/m1"
+	# each process with series has exactly its own launches; "other" has the others' sum
+	for i in 1 2 3 4 5; do
+		pid=${PIDS[i - 1]}
+		v0=$(value_of "$WORK/m0" "gpuspy_process_cuda_launches_total[{]pid=\"$pid\",[^}]*[}]")
+		v1=$(value_of "$WORK/m1" "gpuspy_process_cuda_launches_total[{]pid=\"$pid\",[^}]*[}]")
+		if [ -n "$v0" ]; then
+			[ "$v0" -eq 1 ] && [ "$v1" -eq $((1 + batch[i])) ]
+			named=$((named + 1))
+		else
+			[ -z "$v1" ]
+			in_other=$((in_other + batch[i]))
+		fi
+	done
+	[ "$named" -eq 3 ]
+	[ "$in_other" -ge 30 ] # two of 10..50
+	[ "$(value_of "$WORK/m1" 'gpuspy_process_cuda_launches_total[{]pid="other",[^}]*[}]')" -eq \
+		$((2 + in_other)) ]
+	[ "$(launch_sum "$WORK/m1")" -eq 155 ]
+	promtool check metrics < "$WORK/m1"
 }
 
 @test "serve: a port in use or a bad address is refused with one line" {
@@ -156,25 +227,99 @@ wait_for_value() { # PROMQL VALUE
 	[ "$status" -eq 2 ]
 }
 
-@test "serve: malformed requests, a flood of clients and clients that never read or trickle do not stop collection or other scrapes" {
-	clients="python3 $ROOT/tests/lib/http_clients.py"
+@test "serve: --max-clients above the open-file limit is refused at start with one line" {
+	# timeout: a serve that does not refuse would run on
+	run bash -c 'ulimit -n 256 && exec timeout 20 "$1" serve --listen 127.0.0.1:0 --max-clients 1000' \
+		_ "$GPUSPY"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" = "gpuspy: --max-clients 1000 is above the open-file limit of 256 (ulimit -n)" ]
+}
+
+@test "serve: /metrics before the first collection is 503 with Retry-After, never a 200 without metrics" {
+	local code n503=0 n200=0
+	SERVE_ADDR=127.0.0.1:$(prom_free_port)
+	"$GPUSPY" serve --listen "$SERVE_ADDR" --no-inject > "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
+	SERVE_PID=$!
+	wait_for_line "$WORK/serve.err" "gpuspy: serving metrics on"
+	# scrapes from the moment it listens until its first collection is out (the probes load
+	# meanwhile)
+	until grep -q "gpuspy: collecting from" "$WORK/serve.err"; do
+		code=$(curl -sS -D "$WORK/h" -o "$WORK/b" -w '%{http_code}' "http://$SERVE_ADDR/metrics")
+		case $code in
+		503)
+			grep -qi '^retry-after: 1' "$WORK/h"
+			n503=$((n503 + 1))
+			;;
+		200)
+			grep -q '^gpuspy_collections_total ' "$WORK/b"
+			n200=$((n200 + 1))
+			;;
+		*)
+			echo "answered $code" >&2
+			false
+			;;
+		esac
+		kill -0 "$SERVE_PID"
+	done
+	echo "503: $n503, 200: $n200"
+	[ "$n503" -ge 1 ]
+	run -0 metrics
+	[[ "$output" == *$'\ngpuspy_collections_total '* ]]
+}
+
+@test "serve: 200 slow or 64 idle connections from one address do not starve scrapes from another" {
+	local mode n
 	export HTTP_MARK="gpuspy_collections_total "
-	start_serve --interval 300ms --max-clients 16 --no-inject
-	before=$(metrics | awk '/^gpuspy_collections_total/ {print $2}')
-	$clients malformed "$SERVE_ADDR"
-	$clients flood "$SERVE_ADDR" 100
-	$clients stuck "$SERVE_ADDR" > "$WORK/stuck.out" 2>&1 3>&- &
+	start_serve --interval 300ms --no-inject
+	for mode in slow idle; do
+		n=$([ "$mode" = slow ] && echo 200 || echo 64)
+		$CLIENTS crowd "$SERVE_ADDR" "$n" "$mode" > "$WORK/crowd" 2>&1 3>&- &
+		PIDS+=($!)
+		wait_for_line "$WORK/crowd" "^crowd $mode: $n connections"
+		wait_collections 3
+		# 10 scrapes from 127.0.0.1 meanwhile: 9 or more get their metrics
+		run -0 $CLIENTS scrape "$SERVE_ADDR" 10
+		echo "$mode: $output"
+		[[ "$output" =~ scrape\ ok=([0-9]+)\ of\ 10 ]]
+		[ "${BASH_REMATCH[1]}" -ge 9 ]
+		# collection went on, and the crowd was still at it
+		wait_collections 3
+		kill -0 "${PIDS[-1]}"
+		kill "${PIDS[-1]}"
+	done
+	# what held them off: their address's quarter of the 64 slots, the rest refused
+	metrics > "$WORK/m"
+	[ "$(value_of "$WORK/m" 'gpuspy_http_requests_total[{]outcome="rejected"[}]')" -ge 184 ]
+}
+
+@test "serve: malformed requests, a flood of clients and clients that never read or trickle do not stop collection or other scrapes" {
+	local answered refused
+	export HTTP_MARK="gpuspy_collections_total "
+	start_serve --interval 300ms --max-clients 32 --no-inject
+	run -0 $CLIENTS malformed "$SERVE_ADDR"
+	[[ "$output" =~ malformed\ answered=([0-9]+) ]]
+	answered=${BASH_REMATCH[1]}
+	# 100 at once from one address, 8 (a quarter of 32) served at a time: the rest refused
+	run -0 $CLIENTS flood "$SERVE_ADDR" 100
+	echo "$output"
+	[[ "$output" =~ flood\ ok=[0-9]+\ busy=0\ refused=([0-9]+) ]]
+	refused=${BASH_REMATCH[1]}
+	[ "$refused" -ge 1 ]
+	$CLIENTS stuck "$SERVE_ADDR" > "$WORK/stuck.out" 2>&1 3>&- &
 	PIDS+=($!)
-	$clients slowloris "$SERVE_ADDR" > "$WORK/slow.out" 2>&1 3>&- &
+	$CLIENTS slowloris "$SERVE_ADDR" > "$WORK/slow.out" 2>&1 3>&- &
 	PIDS+=($!)
 	wait_for_line "$WORK/stuck.out" "stuck sent"
-	# meanwhile, every scrape is answered within 2 s and the values keep being refreshed
-	$clients get "$SERVE_ADDR" 10 2
-	sleep 1
-	after=$(metrics | awk '/^gpuspy_collections_total/ {print $2}')
-	[ "$after" -gt $((before + 3)) ]
-	metrics | grep -q '^gpuspy_http_requests_total{outcome="bad"} [1-9]'
-	metrics | grep -q '^gpuspy_http_requests_total{outcome="rejected"} '
+	# meanwhile, scrapes are answered and the values keep being refreshed
+	run -0 $CLIENTS get "$SERVE_ADDR" 10 10
+	wait_collections 3
+	# the counters hold what the clients saw: each malformed request answered, each refusal
+	metrics > "$WORK/m"
+	promtool check metrics < "$WORK/m"
+	[ "$(value_of "$WORK/m" 'gpuspy_http_requests_total[{]outcome="bad"[}]')" -eq "$answered" ]
+	[ "$(value_of "$WORK/m" 'gpuspy_http_requests_total[{]outcome="rejected"[}]')" -eq "$refused" ]
 	kill -0 "$SERVE_PID"
 }
 

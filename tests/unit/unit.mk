@@ -4,11 +4,12 @@
 #   $(BUILD)/unit/http_driver   loader/http_server.c under a stand-in collector that publishes a
 #                               body every 100 ms (tests/http.bats), with the sanitizers on
 
-# the header is named: with two sources, the .d file gcc writes holds only the last one's headers
-$(BUILD)/unit/http_driver: tests/unit/http_driver.c loader/http_server.c loader/http_server.h
+# the headers are named: with several sources, the .d file gcc writes holds only the last one's
+$(BUILD)/unit/http_driver: tests/unit/http_driver.c loader/http_server.c loader/http_listen.c \
+		loader/http_server.h loader/http_listen.h
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $(filter %.c,$^) -lmicrohttpd -o $@
 
 UNIT_BINS += $(BUILD)/unit/http_driver
 
