@@ -159,8 +159,8 @@ const char *gs_loss_kind_name(unsigned kind)
 	    [GS_LOSS_TRACED_MAP_FULL] = "children not followed (traced-process map full)",
 	    [GS_LOSS_RINGBUF_FD_NAME] = "file names at open (ring buffer full)",
 	    [GS_LOSS_CUDA_CALL] = "CUDA API calls (ring buffer full, or nested deeper than 8)",
-	    [GS_LOSS_LIBS_NOT_HELD] = "library loads not held for probing (ring buffer or map "
-				      "full, or resumed by the hold watchdog)",
+	    [GS_LOSS_LIBS_NOT_HELD] =
+		"library loads not held for probing (ring/map full, watchdog)",
 	    [GS_LOSS_PY_STACK] = "Python stacks (ring buffer full; forks: map full)",
 	    [GS_LOSS_PY_SAMPLE] = "CPU samples (ring buffer full)",
 	    [GS_LOSS_OP_CALL] = "operator calls (ring full, nested over 32, C++ exception)",
