@@ -138,7 +138,7 @@ ops_json() { # TRACE [report options]
 	[ "$(echo "$output" | grep -cE '^ +aten::')" -eq 5 ]
 	echo "$output" | grep -Eq '^Self CPU time total: [0-9]+\.[0-9]{3}(us|ms|s)$'
 	# no CUDA columns without GPU work
-	! echo "$output" | grep -q 'CUDA'
+	[[ "$output" != *CUDA* ]]
 	# sorted by CPU total, descending
 	"$GPUSPY" report "$SHARED/t.gpuspy" --report ops --sort cpu_time_total --format json |
 		jq -e '[.[].cpu_total_ns] | . == (sort | reverse)'
@@ -187,7 +187,7 @@ ops_json() { # TRACE [report options]
 	exec 4>&-
 	wait "$loop_pid"
 	cat "$WORK/loop.out"
-	! grep -q terminate "$WORK/loop.out"
+	run ! grep -q terminate "$WORK/loop.out"
 	ops_json "$WORK/t.gpuspy" | jq 'map({(.name): .calls}) | add' > "$WORK/ops.json"
 	cat "$WORK/ops.json"
 	# the training ops are all there; the five throwing mm calls are counted as lost
