@@ -14,3 +14,15 @@ load helpers
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Done "*" runs in "* ]]
 }
+
+@test "a fuzzer that fails or crashes fails the run" {
+	run sh "$ROOT/tests/fuzz/run.sh" /bin/false 1
+	[ "$status" -eq 1 ]
+	# a crash's report is the part of the output that is kept
+	printf '#!/bin/sh\necho "==1==ERROR: AddressSanitizer: heap-use-after-free"\nexit 77\n' \
+		> "$BATS_TEST_TMPDIR/crashing"
+	chmod +x "$BATS_TEST_TMPDIR/crashing"
+	run sh "$ROOT/tests/fuzz/run.sh" "$BATS_TEST_TMPDIR/crashing" 1
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"heap-use-after-free"* ]]
+}
