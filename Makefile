@@ -36,7 +36,8 @@ TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
-# the reader and what it needs, without the loader, for the fuzz target
+# the reader, the models and the reports, without the loader or the commands, for the fuzz targets
+FUZZ_BINS := $(BUILD)/fuzz_reader $(BUILD)/fuzz_report
 FUZZ_SRCS := $(filter-out output/report_cmd.c output/export_cmd.c,$(wildcard output/*.c)) \
 	$(GEN_SRCS)
 
@@ -116,7 +117,7 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -pthread $< -o $@
 
-$(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
+$(FUZZ_BINS): $(BUILD)/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
 		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
@@ -155,12 +156,13 @@ demo: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
-test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(FUZZ_BINS) \
 		$(UNIT_BINS) fakecuda bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
-fuzz: $(BUILD)/fuzz_reader
-	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
+# each target for FUZZ_SECONDS, one after the other
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do sh tests/fuzz/run.sh $$f $${FUZZ_SECONDS:-60} || exit 1; done
 
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs a fuzz target (tests/fuzz/) for a bounded time on a corpus seeded with real traces: those
-# given and the old-format files of tests/fixtures. Exits with the fuzzer's status: a crash, a
-# leak or a failure to start fails the run.
+# given, the old-format files of tests/fixtures and the inputs of tests/fuzz/regressions (what
+# fuzzing found once, kept so the run starts from it). Exits with the fuzzer's status: a crash,
+# a leak, a timeout or a failure to start fails the run.
 # usage: run.sh FUZZER SECONDS [SEED_TRACE...]
 set -eu
 fuzzer=$1
@@ -11,7 +12,7 @@ fixtures=$(dirname "$0")/../fixtures
 corpus=$(mktemp -d)
 log=$(mktemp)
 trap 'rm -rf "$corpus" "$log"' EXIT
-for seed in "$@" "$fixtures"/*.gpuspy; do
+for seed in "$@" "$fixtures"/*.gpuspy "$(dirname "$0")"/regressions/*; do
 	[ -e "$seed" ] && cp "$seed" "$corpus/"
 done
 # a valid header alone (format 1 and format 2), so the fuzzer starts past the magic check
