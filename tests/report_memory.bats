@@ -62,3 +62,28 @@ report_rss() {
 	"$BUILD/gpuspy" report "$WORK/long.gpuspy" --report cuda_gpu_kern_sum --format json |
 		jq -e 'length == 1 and (.[0].mangled | length == 1023 and test("^k+$"))'
 }
+
+@test "an operator name record's index cannot make report allocate by it" {
+	# fuzz_report found it (tests/fuzz/regressions/op-name-index-134217729.gpuspy, 3.4 KB):
+	# operator names were kept in an array indexed by the record's u32 index, so one OP_NAME
+	# record of index 134,217,729 made report take 1 GB, and 2^32 - 1 would ask for 32 GiB
+	python3 - "$WORK/op.gpuspy" "$ROOT" <<-'PY'
+		import struct, sys
+		sys.path.insert(0, sys.argv[2] + "/tests/lib")
+		import make_big_trace as big, make_py_trace as mpt
+		op = 0x08000001
+		recs = [mpt.trace_info(), mpt.op_name(op, "aten::add"),
+		        mpt.op_call(mpt.PID, mpt.T0, 1000, op, 0, False)]
+		recs.append(mpt.rec(105, struct.pack("<Q", len(recs)), ts=mpt.T0 + 10**6))
+		with open(sys.argv[1], "wb") as f:
+		    f.write(struct.pack("<8sHHIQQ64s64s", b"GPUSPYTR", 2, 1, 160, 0, mpt.T0, b"h", b"k"))
+		    f.write(big.zblock(recs))
+	PY
+	rss=$(report_rss "$WORK/op.gpuspy" --report ops --format json)
+	echo "report peak RSS $rss bytes"
+	jq -e 'length == 1 and .[0].name == "aten::add" and .[0].calls == 1' "$WORK/report.out"
+	[ "$rss" -lt $((64 * 1024 * 1024)) ]
+	# the fuzzer's own input too
+	rss=$(report_rss "$ROOT/tests/fuzz/regressions/op-name-index-134217729.gpuspy")
+	[ "$rss" -lt $((64 * 1024 * 1024)) ]
+}
