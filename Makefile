@@ -147,7 +147,9 @@ deps:
 	fi; \
 	if [ -n "$$lean" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$lean >/dev/null || exit 1; \
-	fi
+	fi; \
+	[ -e "$(CUDA_HOME)/include/cuda.h" ] && [ -e "$(CUDA_HOME)/bin/nvcc" ] || \
+		echo "  DEPS     no CUDA toolkit in CUDA_HOME=$(CUDA_HOME) (not in Debian: install NVIDIA's for the CUPTI bridge, nvcc and the simulated-GPU tests, which skip without it)"
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(TARGETS) fakecuda bridge
