@@ -120,7 +120,8 @@ start_forker_and_attach() {
 	# every off-CPU interval and every syscall a span (thresholds 0): the thread's totals, the
 	# exact statistics BPF keeps in a map and writes as checkpoint and final records, must be
 	# its spans added up, reason by reason, to the nanosecond; and the sleeps are the
-	# program's 20 nanosleeps: each sleeping interval lies inside one of them
+	# program's 20 nanosleeps: each sleeping interval from its exec on lies inside one of
+	# them (before it, the launched child may wait for gpuspy to let it run)
 	run "$GPUSPY" record -q --offcpu-threshold 0 --osrt-threshold 0 -o "$WORK/t.gpuspy" -- \
 		"$TARGETS/sleeper" 20 0
 	[ "$status" -eq 0 ]
@@ -135,6 +136,8 @@ start_forker_and_attach() {
 			| {reason: .args.reason, s: (.ts | ns), e: ((.ts + .dur) | ns), d: (.dur | ns)}] as $off
 		| [$ev[] | select(.cat == "os_runtime" and .name == "clock_nanosleep")
 			| {s: (.ts | ns), e: ((.ts + .dur) | ns)}] as $sleeps
+		| (.traceEvents[] | select(.ph == "i" and .name == "exec" and .pid == $row.pid)
+			| .ts | ns) as $exec
 		| def count($why): [$off[] | select(.reason == $why)] | length;
 		  def total($why): [$off[] | select(.reason == $why) | .d] | add // 0;
 		  ($sleeps | length) == 20 and count("sleeping") > 0
@@ -143,7 +146,7 @@ start_forker_and_attach() {
 		  and $row.uninterruptible_ns == total("uninterruptible")
 		  and $row.preempted_count == count("preempted") and $row.preempted_ns == total("preempted")
 		  and $row.total_ns == total("sleeping") + total("uninterruptible") + total("preempted")
-		  and all($off[] | select(.reason == "sleeping"); . as $o
+		  and all($off[] | select(.reason == "sleeping" and .s >= $exec); . as $o
 			| any($sleeps[]; .s <= $o.s and $o.e <= .e))' "$WORK/t.json"
 }
 
