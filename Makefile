@@ -10,7 +10,7 @@ VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
-		libmicrohttpd-dev
+		libmicrohttpd-dev zstd time
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus
@@ -37,7 +37,8 @@ TARGETS   := $(patsubst tests/targets/%.c,$(BUILD)/targets/%,$(TARGET_SRCS)) \
 	$(patsubst tests/targets/lib/%.c,$(BUILD)/targets/lib%.so,$(wildcard tests/targets/lib/*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
-# the reader and what it needs, without the loader, for the fuzz target
+# the reader, the models and the reports, without the loader or the commands, for the fuzz targets
+FUZZ_BINS := $(BUILD)/fuzz_reader $(BUILD)/fuzz_report
 FUZZ_SRCS := $(filter-out output/report_cmd.c output/export_cmd.c,$(wildcard output/*.c)) \
 	$(GEN_SRCS)
 
@@ -123,7 +124,7 @@ $(BUILD)/bench/%: bench/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -pthread $< -o $@
 
-$(BUILD)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_SRCS)
+$(FUZZ_BINS): $(BUILD)/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
 		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
@@ -161,7 +162,9 @@ deps:
 	fi; \
 	if [ -n "$$lean" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$lean >/dev/null || exit 1; \
-	fi
+	fi; \
+	[ -e "$(CUDA_HOME)/include/cuda.h" ] && [ -e "$(CUDA_HOME)/bin/nvcc" ] || \
+		echo "  DEPS     no CUDA toolkit in CUDA_HOME=$(CUDA_HOME) (not in Debian: install NVIDIA's for the CUPTI bridge, nvcc and the simulated-GPU tests, which skip without it)"
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(TARGETS) fakecuda bridge
@@ -170,13 +173,14 @@ demo: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-bats
 
-test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(BUILD)/fuzz_reader \
+test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(FUZZ_BINS) \
 		$(BUILD)/fuzz_http \
 		$(UNIT_BINS) fakecuda bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
-fuzz: $(BUILD)/fuzz_reader
-	$(Q)sh tests/fuzz/run.sh $(BUILD)/fuzz_reader $${FUZZ_SECONDS:-60}
+# each target for FUZZ_SECONDS, one after the other
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do sh tests/fuzz/run.sh $$f $${FUZZ_SECONDS:-60} || exit 1; done
 
 fuzz-http: $(BUILD)/fuzz_http
 	$(Q)sh tests/fuzz/run_http.sh $(BUILD)/fuzz_http $${FUZZ_SECONDS:-60}

@@ -12,7 +12,11 @@
 #  (c) gpuspy attach time: from starting `gpuspy record -p` to its "gpuspy: recording" line
 #      (probes live), with torch already loaded;
 #  (d) per-event cost of Python stack capture against an empty probe on the same hook, at
-#      Python stack depths 10, 30 and 60: bench/py_stack_cost.sh, with CALLS calls per run.
+#      Python stack depths 10, 30 and 60: bench/py_stack_cost.sh, with CALLS calls per run;
+#  (e) whether gpuspy's self CPU times rank the operators as torch.profiler's do: gpuspy's
+#      top 3 by self CPU (first attached run) and their ranks among the aten:: rows of
+#      torch.profiler's key_averages() of its own run, sorted by self CPU (separate runs, and
+#      the probes add 1-2 us per call: a figure to read, which the tests no longer assert).
 # Each figure is the best of REPEATS runs; ratios are to the untraced loop of the same run.
 # usage: bench/ops_bench.sh BUILD_DIR [ITERS] [REPEATS] [CALLS]     (as root; PYTHON: a
 #        python3 with torch, default /usr/bin/python3.11)
@@ -79,6 +83,12 @@ while [ $r -lt "$repeats" ]; do
 	prof=$(min "$(field median < "$work/t.out")" "$prof")
 	prof_table=$(min "$(field TABLE_MS < "$work/t.out")" "$prof_table")
 	run_attached
+	if [ $r -eq 0 ] && [ "$table_ms" != NA ]; then
+		"$gpuspy" report "$work/g.gpuspy" --report ops --sort self_cpu_time_total --limit 3 \
+			--format json | sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' > "$work/gpuspy_top"
+		# torch_loop.py prints key_averages().table(sort_by="self_cpu_time_total") to stderr
+		awk '$1 ~ /^aten::/ { print $1 }' "$work/t.err" > "$work/torch_rank"
+	fi
 	ops=$(min "$iter_us" "$ops")
 	ops_attach=$(min "$attach_ms" "$ops_attach")
 	[ "$table_ms" = NA ] || ops_table=$(min "$table_ms" "$ops_table")
@@ -128,3 +138,14 @@ awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$see
 
 echo "(d) Python stack capture, per event"
 PYTHON=$py sh "$(dirname "$0")/py_stack_cost.sh" "$build" "$calls" "$repeats"
+
+echo "(e) gpuspy's top 3 operators by self CPU time, ranked among torch.profiler's aten:: rows"
+if [ -s "$work/gpuspy_top" ]; then
+	while read -r op; do
+		rank=$(awk -v op="$op" '$0 == op { print NR; exit }' "$work/torch_rank")
+		printf '  %-28s torch.profiler rank %s of %s\n' "$op" "${rank:-none}" \
+			"$(wc -l < "$work/torch_rank" | tr -d ' ')"
+	done < "$work/gpuspy_top"
+else
+	echo "  no ops report"
+fi

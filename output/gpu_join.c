@@ -22,16 +22,10 @@
 
 enum { TIER_NONE, TIER_PROCESS, TIER_THREAD };
 
-struct launch_call {
-	uint32_t pid, tid;
-	uint64_t ts;
-	uint16_t probe;
-};
-
 struct join {
 	struct gpu_model *g;
 	uint32_t *order; /* apis[] indexes sorted by (pid, ts) */
-	struct launch_call *launches;
+	struct gpu_missed_launch *launches;
 	size_t nlaunches, launches_cap;
 };
 
@@ -76,25 +70,33 @@ static bool contained(const struct gpu_api *a, const struct gs_cuda_call *c, uin
 	return a->ts + slack >= c->hdr.ts && a->ts + a->dur <= c->hdr.ts + c->dur_ns + slack;
 }
 
+/* How well a span fits an API record within its tier: on its thread, the overlap; by time
+ * only, the tightest container. */
+static uint64_t fit(const struct gpu_api *a, uint8_t tier, uint64_t call_ts, uint64_t call_dur)
+{
+	if (tier == TIER_THREAD)
+		return overlap(a->ts, a->ts + a->dur, call_ts, call_ts + call_dur) + 1;
+	return UINT64_MAX - call_dur;
+}
+
 static void consider(struct gpu_api *a, const struct gs_cuda_call *c, uint64_t slack)
 {
-	uint64_t ov = overlap(a->ts, a->ts + a->dur, c->hdr.ts, c->hdr.ts + c->dur_ns), score;
+	uint64_t ov = overlap(a->ts, a->ts + a->dur, c->hdr.ts, c->hdr.ts + c->dur_ns);
 	uint8_t tier;
 
 	/* a zero-length record overlaps nothing: it joins a span it lies in */
-	if (a->tid == c->hdr.tid && (ov || contained(a, c, slack))) {
+	if (a->tid == c->hdr.tid && (ov || contained(a, c, slack)))
 		tier = TIER_THREAD;
-		score = ov + 1;
-	} else if (contained(a, c, slack)) {
+	else if (contained(a, c, slack))
 		tier = TIER_PROCESS;
-		score = UINT64_MAX - c->dur_ns; /* the tightest container */
-	} else {
+	else
 		return;
-	}
-	if (tier < a->tier || (tier == a->tier && score <= a->score))
+	/* the fit of the span found so far is computed again rather than kept: a byte per API
+	 * record is a megabyte per million */
+	if (tier < a->tier || (tier == a->tier && fit(a, tier, c->hdr.ts, c->dur_ns) <=
+						      fit(a, tier, a->call_ts, a->call_dur)))
 		return;
 	a->tier = tier;
-	a->score = score;
 	a->call_tid = c->hdr.tid;
 	a->call_ts = c->hdr.ts;
 	a->call_dur = c->dur_ns;
@@ -142,7 +144,7 @@ static bool bridge_expects(const struct gpu_proc *p, uint64_t ts)
 static int note_launch(struct join *j, const struct gs_cuda_call *c,
 		       const struct cuda_call_info *info, const struct gpu_proc *p)
 {
-	struct launch_call *l;
+	struct gpu_missed_launch *l;
 
 	if ((info->op != GS_CUDA_OP_LAUNCH && info->op != GS_CUDA_OP_GRAPH) ||
 	    cuda_call_failed(c, info) || !p || !bridge_expects(p, c->hdr.ts))
@@ -150,7 +152,7 @@ static int note_launch(struct join *j, const struct gs_cuda_call *c,
 	l = array_grow((void **)&j->launches, &j->nlaunches, &j->launches_cap, sizeof(*l));
 	if (!l)
 		return -1;
-	*l = (struct launch_call){c->hdr.pid, c->hdr.tid, c->hdr.ts, c->probe};
+	*l = (struct gpu_missed_launch){c->hdr.pid, c->hdr.tid, c->hdr.ts, c->probe};
 	return 0;
 }
 
@@ -205,78 +207,76 @@ static void drop_time_only_joins(struct join *j)
 	}
 }
 
-/* (pid, tid, call start) -> the API record, for exporters and the launch check. Several API
- * records join one call (a runtime call and the driver calls CUPTI saw inside it): the one
- * the GPU work joined is kept. */
+/* By (pid, call tid, call start); of the records that joined one call (a runtime call and the
+ * driver calls CUPTI saw inside it), the one the GPU work joined first, then the first read. */
+static int cmp_call(const void *a, const void *b, void *model)
+{
+	const struct gpu_model *g = model;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct gpu_api *x = &g->apis[i], *y = &g->apis[j];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->call_tid != y->call_tid)
+		return x->call_tid < y->call_tid ? -1 : 1;
+	if (x->call_ts != y->call_ts)
+		return x->call_ts < y->call_ts ? -1 : 1;
+	if (x->ops != y->ops)
+		return x->ops > y->ops ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* (pid, tid, call start) -> the API record, for exporters and the launch check: the first of
+ * each key in g->calls is the one gpu_model_call_api() finds. */
 static int index_calls(struct gpu_model *g)
 {
-	for (size_t i = 0; i < g->napis; i++) {
-		const struct gpu_api *a = &g->apis[i];
-		uint64_t key = (uint64_t)a->pid << 32 | a->call_tid;
-		size_t prev;
+	size_t n = 0;
 
-		if (!a->tier)
-			continue;
-		if (key_index_find(&g->ix_calls, key, a->call_ts, &prev) &&
-		    g->apis[prev].ops >= a->ops)
-			continue;
-		if (key_index_put(&g->ix_calls, key, a->call_ts, i))
-			return -1;
-	}
-	return 0;
-}
-
-static int add_unmatched(struct gpu_model *g, uint32_t kind, uint32_t pid, uint32_t tid,
-			 uint32_t correlation, uint64_t ts, uint32_t ref)
-{
-	struct gpu_unmatched *u =
-	    array_grow((void **)&g->unmatched, &g->nunmatched, &g->unmatched_cap, sizeof(*u));
-
-	if (!u)
+	g->calls = malloc((g->napis + 1) * sizeof(*g->calls));
+	if (!g->calls)
 		return -1;
-	*u = (struct gpu_unmatched){kind, pid, tid, correlation, ts, ref};
-	g->unmatched_counts[kind]++;
+	for (size_t i = 0; i < g->napis; i++)
+		if (g->apis[i].tier)
+			g->calls[n++] = (uint32_t)i;
+	qsort_r(g->calls, n, sizeof(*g->calls), cmp_call, g);
+	g->ncalls = n;
 	return 0;
 }
 
-static int list_missed_launches(struct join *j)
+/* The launches that got no GPU record are kept (found in this pass only); the GPU and API
+ * records that joined nothing are counted here and listed on demand (gpu_model_unmatched()). */
+static int keep_missed_launches(struct join *j)
 {
+	struct gpu_model *g = j->g;
+
 	for (size_t i = 0; i < j->nlaunches; i++) {
-		const struct launch_call *l = &j->launches[i];
-		const struct gpu_api *a = gpu_model_call_api(j->g, l->pid, l->tid, l->ts);
+		const struct gpu_missed_launch *l = &j->launches[i];
+		const struct gpu_api *a = gpu_model_call_api(g, l->pid, l->tid, l->ts);
+		struct gpu_missed_launch *m;
 
-		if (!a || !a->ops) {
-			uint32_t corr = a ? a->correlation : 0;
-
-			if (add_unmatched(j->g, GPU_UNMATCHED_LAUNCH, l->pid, l->tid, corr, l->ts,
-					  l->probe))
-				return -1;
-		}
+		if (a && a->ops)
+			continue;
+		m = array_grow((void **)&g->missed, &g->nmissed, &g->missed_cap, sizeof(*m));
+		if (!m)
+			return -1;
+		*m = *l;
+		g->unmatched_counts[GPU_UNMATCHED_LAUNCH]++;
 	}
 	return 0;
 }
 
-static int list_unjoined(struct gpu_model *g)
+static void count_unjoined(struct gpu_model *g)
 {
-	for (size_t i = 0; i < g->nops; i++) {
-		const struct gpu_op *op = &g->ops[i];
-
-		if (op->api == GPU_NONE && add_unmatched(g, GPU_UNMATCHED_OP, op->pid, 0,
-							 op->correlation, op->ts, (uint32_t)i))
-			return -1;
-	}
+	for (size_t i = 0; i < g->nops; i++)
+		g->unmatched_counts[GPU_UNMATCHED_OP] += g->ops[i].api == GPU_NONE;
 	for (size_t i = 0; i < g->napis; i++) {
 		const struct gpu_api *a = &g->apis[i];
 
-		if (!a->probed) {
+		if (!a->probed)
 			g->unprobed_apis++;
-			continue;
-		}
-		if (!a->tier && add_unmatched(g, GPU_UNMATCHED_API, a->pid, a->tid, a->correlation,
-					      a->ts, (uint32_t)i))
-			return -1;
+		else if (!a->tier)
+			g->unmatched_counts[GPU_UNMATCHED_API]++;
 	}
-	return 0;
 }
 
 static bool any_bridge(const struct gpu_model *g)
@@ -304,8 +304,9 @@ int gpu_join_calls(struct gpu_model *g, const char *path, char *err, size_t errl
 			goto out;
 		drop_time_only_joins(&j);
 	}
-	if (index_calls(g) || list_missed_launches(&j) || list_unjoined(g))
+	if (index_calls(g) || keep_missed_launches(&j))
 		goto oom;
+	count_unjoined(g);
 	ret = 0;
 	goto out;
 oom:

@@ -26,6 +26,21 @@ static struct gpu_proc *get_proc(struct gpu_model *g, uint32_t pid)
 	return p;
 }
 
+/* The bridge cuts every name at GS_GPU_NAME_MAX: a longer one is not the bridge's, and keeping
+ * it whole would let one record of a file ask for up to 64 KiB of the reader's memory. */
+static int intern_name(struct gpu_model *g, const char *name, uint32_t *id)
+{
+	char cut[GS_GPU_NAME_MAX];
+	size_t len = strnlen(name, GS_GPU_NAME_MAX);
+
+	if (len == GS_GPU_NAME_MAX) {
+		memcpy(cut, name, GS_GPU_NAME_MAX - 1);
+		cut[GS_GPU_NAME_MAX - 1] = '\0';
+		name = cut;
+	}
+	return string_pool_intern(&g->names, name, id);
+}
+
 /* Every process with GPU records gets a gpu_proc too: its index is its ordinal in exports. */
 static struct gpu_op *add_op(struct gpu_model *g, const struct gs_hdr *h, uint8_t kind,
 			     uint64_t dur)
@@ -49,7 +64,7 @@ static int on_kernel(struct gpu_model *g, const struct gs_gpu_kernel *k)
 {
 	struct gpu_op *op = add_op(g, &k->hdr, GPU_OP_KERNEL, k->dur_ns);
 
-	if (!op || string_pool_intern(&g->names, k->name, &op->name))
+	if (!op || intern_name(g, k->name, &op->name))
 		return -1;
 	op->correlation = k->correlation;
 	op->device = k->device;
@@ -114,19 +129,18 @@ static int on_sync(struct gpu_model *g, const struct gs_gpu_sync *s)
 	return 0;
 }
 
-/* CUPTI gives a runtime call and the driver calls it makes the same correlation id (so does
- * the simulator): the GPU work joins the outermost of them, the longest. */
+/* API records are only appended here: gpu_model_finish() joins them to the GPU records (by
+ * sorting, which costs 4 bytes per record once instead of a hash entry per record kept). */
 static int on_api(struct gpu_model *g, const struct gs_gpu_api *a)
 {
 	struct gpu_proc *p = get_proc(g, a->hdr.pid);
 	struct gpu_api *e;
-	size_t i;
 
 	if (!p)
 		return -1;
 	p->apis++;
 	e = array_grow((void **)&g->apis, &g->napis, &g->apis_cap, sizeof(*e));
-	if (!e || string_pool_intern(&g->names, a->name, &e->name))
+	if (!e || intern_name(g, a->name, &e->name))
 		return -1;
 	e->pid = a->hdr.pid;
 	e->tid = a->hdr.tid;
@@ -136,12 +150,7 @@ static int on_api(struct gpu_model *g, const struct gs_gpu_api *a)
 	e->cbid = a->cbid;
 	e->kind = a->kind;
 	e->ret = a->ret;
-	if (!a->correlation)
-		return 0;
-	if (key_index_find(&g->ix_apis, a->hdr.pid, a->correlation, &i) &&
-	    g->apis[i].dur >= a->dur_ns)
-		return 0;
-	return key_index_put(&g->ix_apis, a->hdr.pid, a->correlation, g->napis - 1);
+	return 0;
 }
 
 static int on_nvtx(struct gpu_model *g, const struct gs_nvtx *n)
@@ -151,7 +160,7 @@ static int on_nvtx(struct gpu_model *g, const struct gs_nvtx *n)
 	size_t i;
 
 	g->nvtx_records++;
-	if (string_pool_intern(&g->names, n->name, &name))
+	if (intern_name(g, n->name, &name))
 		return -1;
 	if (key_index_find(&g->ix_nvtx, n->kind, name, &i)) {
 		e = &g->nvtx[i];
@@ -297,12 +306,11 @@ void gpu_model_free(struct gpu_model *g)
 	free(g->apis);
 	free(g->procs);
 	free(g->nvtx);
-	free(g->unmatched);
+	free(g->missed);
 	string_pool_free(&g->names);
-	key_index_free(&g->ix_apis);
 	key_index_free(&g->ix_procs);
 	key_index_free(&g->ix_nvtx);
-	key_index_free(&g->ix_calls);
+	free(g->calls);
 	key_index_free(&g->ix_contexts);
 	memset(g, 0, sizeof(*g));
 }
@@ -317,11 +325,22 @@ const struct gpu_proc *gpu_model_proc(const struct gpu_model *g, uint32_t pid)
 const struct gpu_api *gpu_model_call_api(const struct gpu_model *g, uint32_t pid, uint32_t tid,
 					 uint64_t ts)
 {
-	size_t i;
+	const struct gpu_api *a;
+	size_t lo = 0, hi = g->ncalls;
 
-	if (!key_index_find(&g->ix_calls, (uint64_t)pid << 32 | tid, ts, &i))
-		return NULL;
-	return &g->apis[i];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		a = &g->apis[g->calls[mid]];
+
+		if (a->pid < pid || (a->pid == pid && a->call_tid < tid) ||
+		    (a->pid == pid && a->call_tid == tid && a->call_ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = lo < g->ncalls ? &g->apis[g->calls[lo]] : NULL;
+	return a && a->pid == pid && a->call_tid == tid && a->call_ts == ts ? a : NULL;
 }
 
 uint32_t gpu_model_context_device(const struct gpu_model *g, uint32_t pid, uint32_t context)

@@ -54,11 +54,11 @@ struct gpu_op {
 	uint8_t kind;	     /* enum gpu_op_kind */
 };
 
-/* A GS_REC_GPU_API record and the outermost uprobe span it joined (tier > 0). */
+/* A GS_REC_GPU_API record and the outermost uprobe span it joined (tier > 0). A trace may hold
+ * millions of them: every byte here is a megabyte per million. */
 struct gpu_api {
 	uint64_t ts, dur;
 	uint64_t call_ts, call_dur;
-	uint64_t score; /* while joining: how well the call found so far fits */
 	uint32_t pid, tid, correlation, cbid, kind, name;
 	int32_t ret;
 	uint32_t call_tid;
@@ -112,6 +112,15 @@ struct gpu_unmatched {
 	uint32_t ref; /* ops[] or apis[] index, or the launch's probe index */
 };
 
+/* Launches without a GPU record (only the join's second pass finds them); the unmatched GPU and
+ * API records are not listed in the model, since there may be one per record: see
+ * gpu_model_unmatched(). */
+struct gpu_missed_launch {
+	uint32_t pid, tid;
+	uint64_t ts;
+	uint16_t probe;
+};
+
 struct pid_filter;
 
 struct gpu_model {
@@ -123,8 +132,8 @@ struct gpu_model {
 	size_t nprocs, procs_cap;
 	struct gpu_nvtx_group *nvtx;
 	size_t nnvtx, nvtx_cap;
-	struct gpu_unmatched *unmatched;
-	size_t nunmatched, unmatched_cap;
+	struct gpu_missed_launch *missed;
+	size_t nmissed, missed_cap;
 	struct string_pool names;
 	const struct pid_filter *filter; /* the processes the model was read for (NULL: all) */
 
@@ -139,10 +148,12 @@ struct gpu_model {
 	bool has_clock;
 	uint64_t loss_batches, loss_records, loss_gaps; /* the last GS_REC_GPU_LOSS */
 
-	struct key_index ix_apis;     /* (pid, correlation) -> apis[] */
-	struct key_index ix_procs;    /* pid -> procs[] */
-	struct key_index ix_nvtx;     /* (kind, name) -> nvtx[] */
-	struct key_index ix_calls;    /* (pid << 32 | tid, call ts) -> apis[] */
+	struct key_index ix_procs; /* pid -> procs[] */
+	struct key_index ix_nvtx;  /* (kind, name) -> nvtx[] */
+	/* apis[] indexes of the records that joined a uprobe call, by (pid, call tid, call ts):
+	 * a sorted array, 4 bytes per joined record where a hash would take 48 */
+	uint32_t *calls;
+	size_t ncalls;
 	struct key_index ix_contexts; /* (pid, context) -> device */
 };
 
@@ -156,6 +167,10 @@ int gpu_model_apply(struct gpu_model *g, const struct gs_hdr *h);
 int gpu_model_finish(struct gpu_model *g, const char *path, const struct key_index *threads,
 		     char *err, size_t errlen);
 void gpu_model_free(struct gpu_model *g);
+/* Everything the join could not pair, in time order (a new array in *out, for the caller to
+ * free): GPU records without an API record, API records of probed functions without a uprobe
+ * span, launches without a GPU record. 0, or -1 when out of memory. */
+int gpu_model_unmatched(const struct gpu_model *g, struct gpu_unmatched **out, size_t *n);
 
 const struct gpu_proc *gpu_model_proc(const struct gpu_model *g, uint32_t pid);
 /* The API record joined to the outermost uprobe call of (pid, tid) that started at ts. */

@@ -10,21 +10,14 @@ bool op_model_takes(uint16_t type)
 	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME;
 }
 
+/* A later record for the same index renames it, as the array this replaced did. */
 static int on_name(struct op_model *om, const struct gs_op_name *n)
 {
-	if (n->op >= om->nnames) {
-		size_t want = (size_t)n->op + 1;
-		char **grown = realloc(om->names, want * sizeof(*grown));
+	uint32_t id;
 
-		if (!grown)
-			return -1;
-		memset(grown + om->nnames, 0, (want - om->nnames) * sizeof(*grown));
-		om->names = grown;
-		om->nnames = want;
-	}
-	free(om->names[n->op]);
-	om->names[n->op] = strdup(n->name);
-	return om->names[n->op] ? 0 : -1;
+	if (string_pool_intern(&om->names, n->name, &id))
+		return -1;
+	return key_index_put(&om->ix_names, n->op, 0, id);
 }
 
 static int on_call(struct op_model *om, const struct gs_op_call *c)
@@ -196,9 +189,8 @@ int op_model_finish(struct op_model *om, const struct gpu_model *g)
 
 void op_model_free(struct op_model *om)
 {
-	for (size_t i = 0; i < om->nnames; i++)
-		free(om->names[i]);
-	free(om->names);
+	string_pool_free(&om->names);
+	key_index_free(&om->ix_names);
 	free(om->calls);
 	key_index_free(&om->ix_threads);
 	memset(om, 0, sizeof(*om));
@@ -206,5 +198,8 @@ void op_model_free(struct op_model *om)
 
 const char *op_model_name(const struct op_model *om, uint32_t op)
 {
-	return op < om->nnames && om->names[op] ? om->names[op] : "<unknown operator>";
+	size_t id;
+
+	return key_index_find(&om->ix_names, op, 0, &id) ? string_pool_get(&om->names, (uint32_t)id)
+							 : "<unknown operator>";
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "key_index.h"
+#include "string_pool.h"
 #include "trace_format.h"
 
 struct gpu_model;
@@ -41,9 +42,11 @@ struct op_call {
 };
 
 struct op_model {
-	char **names; /* by operator index; NULL: no GS_REC_OP_NAME for it */
-	size_t nnames;
-	struct op_call *calls; /* sorted by (pid, tid, ts) after op_model_finish() */
+	/* operator index -> its name: a hash, since the index is a record's u32 and an array
+	 * sized by it would let one record of a file ask for 32 GiB */
+	struct string_pool names;
+	struct key_index ix_names; /* operator index -> names id */
+	struct op_call *calls;	   /* sorted by (pid, tid, ts) after op_model_finish() */
 	size_t ncalls, calls_cap;
 	uint64_t calls_seen;	     /* GS_REC_OP_CALL records, kept in calls[] or only counted */
 	uint64_t gpu_ops_inside;     /* GPU records launched inside some operator */

@@ -5,6 +5,7 @@
  * uprobe span, and uprobe launches that got no GPU record while the bridge was active (and
  * flushed after them). In time order.
  */
+#include <stdlib.h>
 #include "cuda_api.h"
 #include "report.h"
 
@@ -48,21 +49,29 @@ static const char *entry_name(const struct gpu_model *g, const struct gpu_unmatc
 static int build(const struct trace_model *m, struct table *t)
 {
 	const struct gpu_model *g = &m->gpu;
+	struct gpu_unmatched *v;
+	size_t n;
 	char buf[64];
+	int err = 0;
 
-	for (size_t i = 0; i < g->nunmatched; i++) {
-		const struct gpu_unmatched *u = &g->unmatched[i];
+	if (gpu_model_unmatched(g, &v, &n))
+		return -1;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct gpu_unmatched *u = &v[i];
 		struct table_cell *row = table_add_row(t);
 
 		if (!row || table_set_str(&row[0], kind_name(u->kind)) ||
-		    table_set_str(&row[5], entry_name(g, u, buf, sizeof(buf))))
-			return -1;
+		    table_set_str(&row[5], entry_name(g, u, buf, sizeof(buf)))) {
+			err = -1;
+			break;
+		}
 		row[1].u = u->pid;
 		row[2].u = u->tid;
 		row[3].u = u->correlation;
 		row[4].u = u->ts > m->start_ts ? u->ts - m->start_ts : 0;
 	}
-	return 0;
+	free(v);
+	return err;
 }
 
 const struct report_def report_gpu_unmatched = {

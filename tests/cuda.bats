@@ -118,7 +118,7 @@ launches_of() { # TRACE MANGLED [PID]
 	exec 4> "$WORK/ctl"
 	wait_for_file "$WORK/ready"
 	# not a CUDA process yet: libcudart is loaded only by the dlopen
-	! grep -q libcudart "/proc/$LOOP_PIDS/maps"
+	run ! grep -q libcudart "/proc/$LOOP_PIDS/maps"
 	start_gpuspy -p "$LOOP_PIDS"
 	echo go >&4
 	exec 4>&-

@@ -25,6 +25,17 @@ require_cmd() {
 	command -v "$1" >/dev/null 2>&1 || skip "needs $1"
 }
 
+# NVIDIA's CUDA toolkit (headers, nvcc, its libcudart/libcupti and stub libcuda), which Debian
+# does not package: what the fakecuda ABI checks compare the simulator against.
+require_cuda_toolkit() {
+	local home=${CUDA_HOME:-/usr/local/cuda} f
+	for f in include/cuda.h include/cupti.h bin/nvcc lib64/libcudart.so.13 \
+		lib64/libcupti.so.13 lib64/stubs/libcuda.so; do
+		[ -e "$home/$f" ] ||
+			skip "needs NVIDIA's CUDA toolkit in CUDA_HOME=$home (no $f; not in Debian, see README)"
+	done
+}
+
 # Waits up to 10 s for a file to exist or a pattern to appear in a file.
 wait_for_file() {
 	local i

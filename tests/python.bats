@@ -142,7 +142,7 @@ stacks_equal_oracle() { # PYTHON VERSION
 @test "--no-python captures no stacks" {
 	[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11"
 	GPUSPY_OPTS="--no-python" attach_and_run /usr/bin/python3.11
-	! grep -q "stacks on" "$WORK/gpuspy.err"
+	run ! grep -q "stacks on" "$WORK/gpuspy.err"
 	"$GPUSPY" report "$WORK/t.gpuspy" --report python_stacks --format json |
 		jq -e 'length == 0'
 }

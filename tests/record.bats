@@ -169,10 +169,37 @@ expected_creds() { # USER
 }
 
 @test "off-CPU time is attributed to sleeping with exact totals" {
-	run "$GPUSPY" record -q -o "$WORK/t.gpuspy" -- "$TARGETS/sleeper" 20 0
+	# every off-CPU interval and every syscall a span (thresholds 0): the thread's totals, the
+	# exact statistics BPF keeps in a map and writes as checkpoint and final records, must be
+	# its spans added up, reason by reason, to the nanosecond; and the sleeps are the
+	# program's 20 nanosleeps: each sleeping interval from its exec on lies inside one of
+	# them (before it, the launched child may wait for gpuspy to let it run)
+	run "$GPUSPY" record -q --offcpu-threshold 0 --osrt-threshold 0 -o "$WORK/t.gpuspy" -- \
+		"$TARGETS/sleeper" 20 0
 	[ "$status" -eq 0 ]
-	"$GPUSPY" report "$WORK/t.gpuspy" --report offcpu --format json |
-		jq -e '.[] | select(.thread == "sleeper") | .sleeping_count >= 20 and .sleeping_ns >= 100000000'
+	"$GPUSPY" report "$WORK/t.gpuspy" --report offcpu,losses --format json > "$WORK/r.json"
+	jq -e '[.losses[].lost] | add == 0' "$WORK/r.json"
+	"$GPUSPY" export "$WORK/t.gpuspy" -o "$WORK/t.json"
+	jq -e --slurpfile r "$WORK/r.json" '
+		def ns: . * 1000 | round;
+		($r[0].offcpu[] | select(.thread == "sleeper")) as $row
+		| [.traceEvents[] | select(.ph == "X" and .pid == $row.pid and .tid == $row.tid)] as $ev
+		| [$ev[] | select(.cat == "off_cpu")
+			| {reason: .args.reason, s: (.ts | ns), e: ((.ts + .dur) | ns), d: (.dur | ns)}] as $off
+		| [$ev[] | select(.cat == "os_runtime" and .name == "clock_nanosleep")
+			| {s: (.ts | ns), e: ((.ts + .dur) | ns)}] as $sleeps
+		| (.traceEvents[] | select(.ph == "i" and .name == "exec" and .pid == $row.pid)
+			| .ts | ns) as $exec
+		| def count($why): [$off[] | select(.reason == $why)] | length;
+		  def total($why): [$off[] | select(.reason == $why) | .d] | add // 0;
+		  ($sleeps | length) == 20 and count("sleeping") > 0
+		  and $row.sleeping_count == count("sleeping") and $row.sleeping_ns == total("sleeping")
+		  and $row.uninterruptible_count == count("uninterruptible")
+		  and $row.uninterruptible_ns == total("uninterruptible")
+		  and $row.preempted_count == count("preempted") and $row.preempted_ns == total("preempted")
+		  and $row.total_ns == total("sleeping") + total("uninterruptible") + total("preempted")
+		  and all($off[] | select(.reason == "sleeping" and .s >= $exec); . as $o
+			| any($sleeps[]; .s <= $o.s and $o.e <= .e))' "$WORK/t.json"
 }
 
 @test "SIGINT mid-recording yields a complete, readable trace" {
@@ -273,6 +300,16 @@ expected_creds() { # USER
 }
 
 @test "events lost to a full ring buffer are counted exactly and reported" {
+	require_cmd strace
+	# the program's own numbers: syscall_bench makes getppid, read and write once per
+	# iteration, around a start-up and an exit that strace -f -c counts on a 1-iteration run;
+	# 3,000,000 iterations are those counts plus 2,999,999 more of each of the three
+	strace -f -c -U name,calls -o "$WORK/strace.txt" "$BUILD/bench/syscall_bench" 1 > /dev/null
+	awk '/^-/ { rule++; next } rule == 1 { print $1, $2 }' "$WORK/strace.txt" |
+		awk '$1 == "getppid" || $1 == "read" || $1 == "write" { $2 += 2999999 } { print }' |
+		sort > "$WORK/expected"
+	grep -qx "getppid 3000000" "$WORK/expected"
+	made=$(awk '{ n += $2 } END { print n }' "$WORK/expected")
 	# gpuspy is stopped while the workload runs, so the 1 MiB ring must overflow
 	"$GPUSPY" record --buffer-size 1 --osrt-threshold 0 -o "$WORK/t.gpuspy" -- \
 		"$BUILD/bench/syscall_bench" 3000000 > /dev/null 2> "$WORK/gpuspy.err" 3>&- &
@@ -286,12 +323,15 @@ expected_creds() { # USER
 	grep -q "gpuspy: warning: lost [0-9]* syscall spans (ring buffer full)" "$WORK/gpuspy.err"
 	lost=$("$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
 		jq '.[] | select(.kind | startswith("syscall spans")) | .lost')
-	calls=$("$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json | jq '[.[].calls] | add')
+	# the statistics (a map, not the ring) are exact: every call the program made, by name
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum --format json |
+		jq -r '.[] | "\(.name) \(.calls)"' | sort > "$WORK/actual"
+	diff -u "$WORK/expected" "$WORK/actual"
 	spans=$("$GPUSPY" export "$WORK/t.gpuspy" -o - | jq '[.traceEvents[] | select(.cat == "os_runtime")] | length')
-	echo "calls $calls spans $spans lost $lost"
+	echo "the program made $made calls; spans $spans lost $lost"
 	[ "$lost" -gt 0 ]
 	# with a zero threshold every call is a span: what is not in the trace was counted lost
-	[ "$((spans + lost))" -eq "$calls" ]
+	[ "$((spans + lost))" -eq "$made" ]
 	total=$("$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json | jq '[.[].lost] | add')
 	run "$GPUSPY" report "$WORK/t.gpuspy" --report osrt_sum
 	[[ "$output" == *"events lost: $total"* ]]

@@ -83,7 +83,7 @@ gpuspy_counts() { # TRACE OUT
 	GPUSPY_PID=
 	grep -q "spawned 3000 children, 0 failed" "$WORK/spawner.out"
 	grep -q "lost [0-9]* syscall spans (ring buffer full)" "$WORK/gpuspy.err"
-	! grep -q "statistics" "$WORK/gpuspy.err"
+	run ! grep -q "statistics" "$WORK/gpuspy.err"
 	gpuspy_counts "$WORK/t.gpuspy" "$WORK/actual"
 	for name in getppid getpid clone wait4; do
 		grep -qx "$name 3000" "$WORK/actual"

@@ -135,11 +135,36 @@ row() { # PID KEY
 	jq -e '.[] | select(.user == "nobody") | .launches == '"$((2 * N))"' and .processes >= 1' "$WORK/u.json"
 }
 
-@test "top: text snapshot without a terminal, and bad options answered with one line" {
-	run "$GPUSPY" top --once --interval 200ms
-	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "gpuspy: watching the host, first values in 0.2 s" ]]
-	[[ "${lines[1]}" == *"PID"*"Mode"*"GPU%"*"Launch/s"*"CPU%"*"Wait"*"Command"* ]]
+@test "top: text snapshot without a terminal: a bridged loop's row against its own counts, and bad options answered with one line" {
+	start_loop a 5 CUDA_INJECTION64_PATH="$BRIDGE" GPUSPY_CUPTI_LOG="$WORK/a.log"
+	A=$LAST_PID
+	wait_for_file "$WORK/a.ready"
+	"$GPUSPY" top --once --interval 5s > "$WORK/top.txt" 2> "$WORK/top.err" 3>&- &
+	TOP_PID=$!
+	wait_for_line "$WORK/top.err" "gpuspy: watching the host"
+	# the bridge turns CUPTI on when it sees gpuspy's probe: the batch runs once it has
+	wait_for_line "$WORK/a.log" "activity on"
+	echo "go $N" >&5
+	wait_for_line "$WORK/a.out" "BATCH done"
+	wait "$TOP_PID"
+	TOP_PID=
+	cat "$WORK/top.err" "$WORK/top.txt"
+	[ "$(cat "$WORK/top.err")" = "gpuspy: watching the host, first values in 5.0 s" ]
+	# the terminal's columns, in this order (GPU Mem (B), H2D B/s and D2H B/s hold spaces)
+	head -n 1 "$WORK/top.txt" | grep -Eq '^ +PID +User +Container +Mode +GPU% +Kern/s +Launch/s +API% +GPU Mem \(B\) +H2D B/s +D2H B/s +CPU% +Wait +Command$'
+	read -r pid user container mode gpu kern launch api mem h2d d2h cpu wait cmd extra \
+		< <(awk -v pid="$A" '$1 == pid' "$WORK/top.txt")
+	[ "$pid" = "$A" ] && [ "$user" = root ] && [ "$mode" = bridge ] && [ "$cmd" = cuda_loop ]
+	[ -z "$extra" ]
+	# the loop's batch, in rates over one interval: N launches, each with its kernel and one
+	# 4096-byte host-to-device copy, and no device-to-host copy. The rates share the
+	# interval, so launches and kernels print the same, and the copy rate is 4096 times the
+	# launch rate up to the one decimal printed (numbers print with thousands separators).
+	# GPU% rounds to 0.0 here: N 10 us kernels in 5 s.
+	[ "$kern" = "$launch" ]
+	awk -v l="${launch//,/}" -v h="${h2d//,/}" -v d="${d2h//,/}" 'BEGIN {
+		diff = h - 4096 * l; if (diff < 0) diff = -diff
+		exit !(l > 0 && diff <= 4096 * 0.05 + 0.05 && d == 0) }'
 	run "$GPUSPY" top --sort bogus
 	[ "$status" -eq 2 ]
 	[ "$output" = "gpuspy: unknown sort key 'bogus' (see 'gpuspy top --help')" ]
