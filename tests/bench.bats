@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # `make bench`'s table (bench/run.sh) on the real kernel, every row at a small size: each row
-# is measured and printed with its floor, its timer floor and a ratio, so the figures README
+# is measured and printed with its floor, its timer floor and a ratio, so the figures docs/BENCHMARKS.md
 # carries stay reproducible. No timing is asserted: only that each measurement ran and was
 # reported (machines differ 2x in speed; the ratios are for people to read).
 # bats file_tags=bpf,bench

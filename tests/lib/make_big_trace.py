@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a format 2 trace of N events of one kind, as the trace writer stores them (blocks of
 at most 256 KiB of records, time stamps as differences, zstd level 1, CRC-32), to measure what
-`gpuspy report` needs per event (README, "Large traces") and to check it stays bounded
+`gpuspy report` needs per event (docs/BENCHMARKS.md, "Large traces") and to check it stays bounded
 (tests/report_memory.bats). Needs the zstd command.
 
 usage: make_big_trace.py KIND N OUT.gpuspy REPO_ROOT
