@@ -74,6 +74,7 @@ struct target {
 	uint64_t dlopen;	  /* run-time address, 0 if not found */
 	uint64_t restorer;	  /* libc's rt_sigreturn trampoline, 0 if not found */
 	struct proc_mapping ldso; /* ld.so's text (ldso.end == 0: none seen) */
+	struct ldso_locks locks;  /* where ld.so's locks are, once found */
 	struct range libc_text[MAX_LIBC_TEXT];
 	size_t nlibc_text;
 	uint64_t late_start_off; /* file offset of the bridge's entry */
@@ -458,14 +459,12 @@ static void load_in_thread(struct target *t, struct remote_thread *th)
 /* Who holds one of ld.so's locks (0: nobody); -errno said in the result. */
 static int ldso_holder(struct target *t, pid_t *holder)
 {
-	int err = ldso_lock_holder(t->pid, &t->ldso, holder);
+	int err = ldso_lock_holder(&t->locks, holder);
 
 	if (err)
 		set_result(t->res, GS_BRIDGE_LOAD_SKIPPED, err,
 			   "cannot tell whether ld.so's lock is held (%s): not loaded",
-			   err == -ENOTSUP || err == -ENOENT
-			       ? "not glibc's ld.so, or an unknown one"
-			       : strerror(-err));
+			   err == -ENOTSUP ? "no lock recognised in _rtld_global" : strerror(-err));
 	return err;
 }
 
@@ -637,8 +636,10 @@ void bridge_inject(pid_t pid, const char *bridge, bool named, bridge_inject_hold
 			   "return without gpuspy");
 		return;
 	}
-	if (!t.ldso.end) {
-		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT, "no ld.so in the process's maps");
+	if (!t.ldso.end || ldso_locks_find(pid, &t.ldso, &t.locks)) {
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
+			   "no glibc ld.so with _rtld_global in the process: whether its lock is "
+			   "held cannot be told");
 		return;
 	}
 	/* every stop of a tracee sends SIGCHLD: remote_call.c sleeps on it */

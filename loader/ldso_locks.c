@@ -48,49 +48,45 @@ static int classify(const struct glibc_mutex *m, pid_t pid, pid_t *owner)
 	return -1;
 }
 
-/* Where _rtld_global is in the process, from _dl_debug_state's place in ld.so's text. */
-static int rtld_global_at(pid_t pid, const struct proc_mapping *ldso, uint64_t *addr,
-			  uint64_t *size)
+int ldso_locks_find(pid_t pid, const struct proc_mapping *ldso, struct ldso_locks *out)
 {
 	static const char *const names[] = {"_dl_debug_state"};
 	char host[PATH_MAX + 32];
 	uint64_t off = 0, delta;
 	int err;
 
+	/* from _dl_debug_state's place in ld.so's text, whose mapping gives the load bias */
 	proc_maps_host_path(pid, ldso->path, host, sizeof(host));
 	err = elf_find_functions(host, names, 1, false, &off);
 	if (err <= 0 || off < ldso->offset || off - ldso->offset >= ldso->end - ldso->start)
 		return err < 0 ? err : -ENOENT;
-	err = elf_symbol_distance(host, names[0], "_rtld_global", &delta, size);
+	err = elf_symbol_distance(host, names[0], "_rtld_global", &delta, &out->size);
 	if (err)
 		return err;
-	*addr = ldso->start + (off - ldso->offset) + delta;
-	return *size && *size <= RTLD_GLOBAL_MAX ? 0 : -ENOENT;
+	out->pid = pid;
+	out->addr = ldso->start + (off - ldso->offset) + delta;
+	return out->size && out->size <= RTLD_GLOBAL_MAX ? 0 : -ENOENT;
 }
 
-int ldso_lock_holder(pid_t pid, const struct proc_mapping *ldso, pid_t *holder)
+int ldso_lock_holder(const struct ldso_locks *l, pid_t *holder)
 {
-	uint64_t addr, size;
 	unsigned char *buf;
 	unsigned seen = 0;
 	int err;
 
 	*holder = 0;
-	err = rtld_global_at(pid, ldso, &addr, &size);
-	if (err)
-		return err;
-	buf = malloc(size);
+	buf = malloc(l->size);
 	if (!buf)
 		return -ENOMEM;
-	err = proc_mem_read(pid, addr, buf, size);
+	err = proc_mem_read(l->pid, l->addr, buf, l->size);
 	/* mutexes are 8-byte aligned in the structure: they hold pointers (__list) */
-	for (uint64_t o = 0; !err && o + sizeof(struct glibc_mutex) <= size; o += 8) {
+	for (uint64_t o = 0; !err && o + sizeof(struct glibc_mutex) <= l->size; o += 8) {
 		struct glibc_mutex m;
 		pid_t owner = 0;
 		int state;
 
 		memcpy(&m, buf + o, sizeof(m));
-		state = classify(&m, pid, &owner);
+		state = classify(&m, l->pid, &owner);
 		if (state < 0)
 			continue;
 		seen++;

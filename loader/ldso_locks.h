@@ -15,12 +15,22 @@
 #ifndef GPUSPY_LDSO_LOCKS_H
 #define GPUSPY_LDSO_LOCKS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include "proc_maps.h"
 
-/* `ldso` is ld.so's executable mapping in `pid`. 0 with *holder = the tid holding one of its
- * locks (0: none is held); -ENOENT when the file has no _rtld_global (not glibc's ld.so),
- * -ENOTSUP when no recursive mutex was recognised in it, or -errno. */
-int ldso_lock_holder(pid_t pid, const struct proc_mapping *ldso, pid_t *holder);
+/* Where ld.so's locks are in one process: found once (it reads ld.so's ELF file), read as
+ * often as needed. */
+struct ldso_locks {
+	pid_t pid;
+	uint64_t addr, size; /* _rtld_global in the process */
+};
+
+/* `ldso` is ld.so's executable mapping in `pid`. 0, -ENOENT when the file has no
+ * _rtld_global (not glibc's ld.so), or -errno. */
+int ldso_locks_find(pid_t pid, const struct proc_mapping *ldso, struct ldso_locks *out);
+/* 0 with *holder = the tid holding one of the locks now (0: none is held); -ENOTSUP when no
+ * recursive mutex was recognised, or -errno. */
+int ldso_lock_holder(const struct ldso_locks *l, pid_t *holder);
 
 #endif /* GPUSPY_LDSO_LOCKS_H */
