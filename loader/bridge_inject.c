@@ -139,11 +139,6 @@ static void note_libc(struct target *t, const struct proc_mapping *m)
 		t->dlopen = runtime_address(m, off[0]) ?: runtime_address(m, off[1]);
 }
 
-static bool is_ldso(const char *base)
-{
-	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
-}
-
 static bool is_bridge(const struct target *t, const struct proc_mapping *m)
 {
 	return m->exec && m->dev == t->bridge_st.st_dev && m->ino == t->bridge_st.st_ino;
@@ -168,7 +163,7 @@ static int scan_mapping(void *ctx, const struct proc_mapping *m)
 		return find_late_start(ctx, m);
 	if (m->exec && is_libc(base_name(m->path)))
 		note_libc(t, m);
-	if (m->exec && !t->ldso.end && is_ldso(base_name(m->path)))
+	if (m->exec && !t->ldso.end && proc_maps_is_ldso(m->path))
 		t->ldso = *m;
 	return 0;
 }
@@ -202,7 +197,7 @@ static int refuse_seccomp(struct bridge_inject_result *res, const char *dir, pid
  * come from a less privileged user. */
 static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len)
 {
-	unsigned long long ids[2][4];
+	unsigned long long ids[2][4] = {{0}};
 	static const char *const keys[] = {"Uid", "Gid"};
 	char line[128], path[48];
 	struct stat st;
@@ -219,7 +214,7 @@ static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (!stat(path, &st) && st.st_uid == 0 && procfs_status_field(dir, "Uid", 10) != 0) {
+	if (!stat(path, &st) && st.st_uid == 0 && ids[0][0] != 0) {
 		snprintf(why, len, "it is not dumpable");
 		return true;
 	}

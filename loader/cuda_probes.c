@@ -284,14 +284,6 @@ static int report_lib(struct cuda_probes *cp, pid_t pid, const struct proc_mappi
 	return write_lib_record(cp, pid, m, lib);
 }
 
-static bool is_ldso(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
-}
-
 static int watch_ldso(struct cuda_probes *cp, pid_t pid, const struct proc_mapping *m)
 {
 	static const char *const names[] = {"_dl_debug_state", "_r_debug"};
@@ -340,7 +332,7 @@ static int on_mapping(void *ctx, const struct proc_mapping *m)
 
 	if (!m->exec)
 		return 0;
-	if (is_ldso(m->path))
+	if (proc_maps_is_ldso(m->path))
 		return watch_ldso(cp, c->pid, m);
 	if (c->ldso_only)
 		return 0;

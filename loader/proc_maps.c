@@ -72,3 +72,11 @@ void proc_maps_host_path(pid_t pid, const char *path, char *buf, size_t len)
 {
 	snprintf(buf, len, "/proc/%d/root%s", pid, path);
 }
+
+bool proc_maps_is_ldso(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
+}

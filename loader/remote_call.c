@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,9 +442,8 @@ void remote_release(struct remote_thread *t)
 	if (t->seized && !t->gone) {
 		if (!t->stopped)
 			interrupt_and_wait(t);
-		if (t->call == REMOTE_CALL_RUNNING) /* its frame restores it once it returns */
-			t->modified = false;
-		if (t->stopped && t->modified && restore_state(t))
+		/* a call still running restores the thread through its frame once it returns */
+		if (t->stopped && t->modified && t->call != REMOTE_CALL_RUNNING && restore_state(t))
 			gs_warn("thread %d: cannot restore its registers", t->tid);
 		if (ptrace(PTRACE_DETACH, t->tid, NULL,
 			   (void *)(long)(t->stopped ? t->stop_sig : 0)))
