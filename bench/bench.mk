@@ -47,7 +47,7 @@ $(BUILD)/py_stack_cost.skel.h: $(BUILD)/bench/py_stack_cost.bpf.o
 
 # the interpreter found and checked by gpuspy's own code, so py_procs holds what gpuspy puts there
 PY_STACK_COST_SRCS := bench/py_stack_cost.c loader/py_runtime.c loader/py_check.c loader/py_code.c \
-	loader/proc_maps.c loader/cli.c output/key_index.c output/trace_writer.c
+	loader/proc_maps.c loader/messages.c output/key_index.c output/trace_writer.c
 $(BUILD)/bench/py_stack_cost: $(PY_STACK_COST_SRCS) $(BUILD)/py_stack_cost.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "py_check.h"
 #include "py_runtime.h"
 #include "py_stack_cost.skel.h"
 
@@ -140,6 +141,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	err = py_runtime_probe(cache, (pid_t)pid, &rt);
+	if (!err && rt.state == PY_RUNTIME_FOUND)
+		err = py_check((pid_t)pid, &rt);
 	if (err) {
 		error("cannot read the interpreter of pid %ld: %s", pid, strerror(-err));
 		goto cleanup;

@@ -7,16 +7,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_session.h"
-#include "cli.h"
-#include "hold_watchdog.h"
-#include "stats_dump.h"
-#include "uprobe_multi.h"
-#include "osrt.skel.h"
-#include "sched.skel.h"
 #include "cuda.skel.h"
 #include "cupti.skel.h"
-#include "python.skel.h"
+#include "hold_watchdog.h"
+#include "messages.h"
 #include "ops.skel.h"
+#include "osrt.skel.h"
+#include "python.skel.h"
+#include "sched.skel.h"
+#include "stats_dump.h"
+#include "uprobe_multi.h"
 
 struct bpf_session {
 	struct osrt_bpf *osrt;

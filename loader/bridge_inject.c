@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bridge_inject.h"
-#include "cli.h"
+#include "clocks.h"
 #include "elf_symbols.h"
 #include "ldso_locks.h"
 #include "proc_maps.h"

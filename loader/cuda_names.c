@@ -5,13 +5,13 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "clocks.h"
 #include "cuda_api.h"
 #include "cuda_names.h"
 #include "elf_symbols.h"
 #include "key_index.h"
+#include "pid_list.h"
 #include "proc_maps.h"
-#include "record_exit.h"
 #include "trace_writer.h"
 
 struct cuda_names {

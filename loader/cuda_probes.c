@@ -8,15 +8,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
-#include "cli.h"
+#include "clocks.h"
 #include "cuda.skel.h"
 #include "cuda_api.h"
 #include "cuda_probes.h"
 #include "cupti_link.h"
 #include "elf_symbols.h"
 #include "key_index.h"
+#include "messages.h"
+#include "pid_list.h"
 #include "proc_maps.h"
-#include "record_exit.h"
 #include "trace_writer.h"
 #include "uprobe_multi.h"
 

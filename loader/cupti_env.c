@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
 #include "cupti_env.h"
+#include "messages.h"
 
 #define BRIDGE_NAME "libgpuspy_cupti.so"
 

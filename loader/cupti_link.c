@@ -10,12 +10,13 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
-#include "cli.h"
+#include "clocks.h"
 #include "cupti.skel.h"
 #include "cupti_link.h"
 #include "elf_symbols.h"
 #include "key_index.h"
-#include "record_exit.h"
+#include "messages.h"
+#include "pid_list.h"
 #include "trace_format.h"
 #include "trace_writer.h"
 #include "uprobe_multi.h"

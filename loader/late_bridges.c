@@ -10,11 +10,12 @@
 #include <string.h>
 #include <time.h>
 #include "array_grow.h"
-#include "cli.h"
+#include "clocks.h"
 #include "key_index.h"
 #include "late_bridges.h"
+#include "messages.h"
+#include "pid_list.h"
 #include "procfs.h"
-#include "record_exit.h"
 #include "trace_format.h"
 
 #define STAT_START_TIME 22 /* /proc/PID/stat: clock ticks since boot */

@@ -3,13 +3,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "exit_codes.h"
 #include "live_cmd.h"
 #include "live_model.h"
+#include "messages.h"
 #include "privileges.h"
 #include "procfs.h"
 #include "recorder.h"
 #include "trace_writer.h"
+#include "value_parse.h"
 
 void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64_t grace_ns)
 {

@@ -4,8 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "cli.h"
 #include "commands.h"
+#include "exit_codes.h"
+#include "messages.h"
 #include "privileges.h"
 #include "report.h"
 

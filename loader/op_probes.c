@@ -8,17 +8,18 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "array_grow.h"
-#include "cli.h"
+#include "clocks.h"
 #include "elf_symbols.h"
 #include "key_index.h"
+#include "messages.h"
 #include "op_probes.h"
-#include "unwind_fix.h"
 #include "op_symbols.h"
 #include "ops.skel.h"
+#include "pid_list.h"
 #include "proc_maps.h"
-#include "record_exit.h"
 #include "string_pool.h"
 #include "trace_writer.h"
+#include "unwind_fix.h"
 #include "uprobe_multi.h"
 
 #define NOT_OPS (SIZE_MAX - 1) /* examined: no operators (key_index value) */

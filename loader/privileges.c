@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
+#include "exit_codes.h"
+#include "messages.h"
 #include "privileges.h"
 #include "procfs.h"
 

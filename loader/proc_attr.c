@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cgroup_attr.h"
-#include "cli.h"
+#include "clocks.h"
+#include "exit_codes.h"
 #include "key_index.h"
 #include "proc_attr.h"
 #include "trace_format.h"

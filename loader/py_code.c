@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
+#include "messages.h"
 #include "py_code.h"
 #include "trace_writer.h"
 

@@ -12,7 +12,6 @@
 #include "array_grow.h"
 #include "key_index.h"
 #include "proc_maps.h"
-#include "py_check.h"
 #include "py_runtime.h"
 
 enum py_sym {
@@ -396,7 +395,8 @@ static int examine(pid_t pid, const struct find_ctx *c, struct py_runtime *rt)
 		return 0;
 	}
 	fill_offsets(rt, bias, e);
-	return py_check(pid, rt);
+	rt->state = PY_RUNTIME_FOUND;
+	return 0;
 }
 
 int py_runtime_probe(struct py_elf_cache *cache, pid_t pid, struct py_runtime *rt)

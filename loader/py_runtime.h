@@ -17,6 +17,7 @@
 
 enum py_runtime_state {
 	PY_RUNTIME_NONE,      /* no CPython runtime mapped (yet) */
+	PY_RUNTIME_FOUND,     /* found and its offsets filled, not checked yet: py_check() next */
 	PY_RUNTIME_READY,     /* checked: `off` is what BPF needs */
 	PY_RUNTIME_NOT_READY, /* mapped, not initialised yet or caught mid-change: try again */
 	PY_RUNTIME_REFUSED,   /* a version or build gpuspy cannot read: `message` says why */
@@ -39,8 +40,8 @@ struct py_elf_cache;
 struct py_elf_cache *py_elf_cache_new(void);
 void py_elf_cache_free(struct py_elf_cache *c);
 
-/* Looks for the interpreter of `pid` and checks it; 0 with rt->state set, or -errno
- * (-ENOENT: the process is gone; -ENOMEM). */
+/* Looks for the interpreter of `pid` and reads its offsets; 0 with rt->state set (FOUND: the
+ * caller checks it next with py_check()), or -errno (-ENOENT: the process is gone; -ENOMEM). */
 int py_runtime_probe(struct py_elf_cache *c, pid_t pid, struct py_runtime *rt);
 
 /* `len` bytes of `pid`'s memory at `addr`: 0, or -errno (-EFAULT: not all mapped). */

@@ -10,13 +10,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "bpf_session.h"
-#include "cli.h"
+#include "clocks.h"
+#include "exit_codes.h"
 #include "key_index.h"
+#include "messages.h"
+#include "pid_list.h"
+#include "py_check.h"
 #include "py_code.h"
 #include "py_runtime.h"
 #include "py_stacks.h"
 #include "python.skel.h"
-#include "record_exit.h"
 #include "trace_writer.h"
 
 /* an exec'd process is looked at this long for an interpreter coming up, this often */
@@ -225,6 +228,9 @@ static int give_up(struct py_stacks *ps, struct proc *p)
 static int try_proc(struct py_stacks *ps, struct proc *p, uint64_t now)
 {
 	int err = py_runtime_probe(ps->elf, p->pid, &p->rt);
+
+	if (!err && p->rt.state == PY_RUNTIME_FOUND)
+		err = py_check(p->pid, &p->rt);
 
 	p->last_try = now;
 	if (err == -ENOMEM)

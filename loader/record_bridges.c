@@ -14,11 +14,12 @@
 #include <unistd.h>
 #include "array_grow.h"
 #include "bridge_inject.h"
-#include "cli.h"
+#include "clocks.h"
 #include "cuda_probes.h"
 #include "cupti_env.h"
 #include "cupti_link.h"
 #include "late_bridges.h"
+#include "messages.h"
 #include "recorder.h"
 #include "trace_format.h"
 #include "trace_writer.h"

@@ -2,13 +2,16 @@
 /* Releasing the per-process state of exited processes (record_exit.h). */
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "clocks.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
 #include "cupti_link.h"
+#include "exit_codes.h"
 #include "key_index.h"
 #include "late_bridges.h"
+#include "messages.h"
 #include "op_probes.h"
+#include "pid_list.h"
 #include "py_stacks.h"
 #include "record_exit.h"
 #include "recorder.h"
@@ -31,45 +34,6 @@ static struct {
 	uint64_t last_release;
 	uint64_t released; /* processes released so far */
 } ex;
-
-bool pid_list_has(const struct pid_list *l, uint32_t pid)
-{
-	size_t lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->pids[mid] == pid)
-			return true;
-		if (l->pids[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-int key_index_drop_pids(struct key_index *ix, const struct pid_list *dead, int which)
-{
-	struct key_index kept = {0};
-
-	if (!dead->n || !ix->n)
-		return 0;
-	for (size_t i = 0; i < ix->cap; i++) {
-		const struct key_slot *s = &ix->slots[i];
-
-		if (s->idx == SIZE_MAX ||
-		    pid_list_has(dead, (uint32_t)(which == 1 ? s->k1 : s->k2)))
-			continue;
-		if (key_index_put(&kept, s->k1, s->k2, s->idx)) {
-			key_index_free(&kept);
-			return -1;
-		}
-	}
-	key_index_free(ix);
-	*ix = kept;
-	return 0;
-}
 
 static int cmp_pid(const void *a, const void *b)
 {

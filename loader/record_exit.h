@@ -21,20 +21,7 @@
 #include <stdint.h>
 
 struct gs_hdr;
-struct key_index;
 struct recorder;
-
-/* Exited processes whose state goes: sorted, without duplicates. */
-struct pid_list {
-	const uint32_t *pids;
-	size_t n;
-};
-
-bool pid_list_has(const struct pid_list *l, uint32_t pid);
-
-/* Rebuilds `ix` without the keys whose part `which` (1: k1, 2: k2) is a pid of `dead`; the
- * values are kept. 0, or -1 when out of memory (`ix` is then unchanged). */
-int key_index_drop_pids(struct key_index *ix, const struct pid_list *dead, int which);
 
 /* Every record, before the modules see it: notes group exits, releases what is due, and the
  * old state of a pid a fork record hands out again. */

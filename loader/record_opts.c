@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cli.h"
+#include "exit_codes.h"
+#include "messages.h"
 #include "record_opts.h"
+#include "value_parse.h"
 
 static const char usage[] =
     "usage: gpuspy record [options] -- COMMAND [ARGS...]\n"

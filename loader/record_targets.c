@@ -7,15 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "bpf_session.h"
-#include "cli.h"
 #include "cuda_names.h"
 #include "cuda_probes.h"
+#include "messages.h"
 #include "op_probes.h"
-#include "py_stacks.h"
-#include "trace_format.h"
 #include "proc_attr.h"
 #include "procfs.h"
+#include "py_stacks.h"
 #include "recorder.h"
+#include "trace_format.h"
 
 static int trace_thread(void *ctx, pid_t pid, pid_t tid, const char *comm)
 {

@@ -7,8 +7,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "bpf_session.h"
-#include "cli.h"
+#include "clocks.h"
 #include "cupti_link.h"
+#include "messages.h"
 #include "out_file.h"
 #include "recorder.h"
 #include "trace_writer.h"

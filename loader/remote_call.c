@@ -12,7 +12,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli.h"
+#include "clocks.h"
+#include "messages.h"
 #include "proc_mem.h"
 #include "remote_call.h"
 #include "remote_frame.h"

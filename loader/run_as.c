@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
 #include "run_as.h"
+#include "value_parse.h"
 
 static struct passwd *lookup(const char *user)
 {

@@ -11,14 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include "cli.h"
 #include "commands.h"
+#include "exit_codes.h"
 #include "http_server.h"
 #include "live_cmd.h"
 #include "live_model.h"
+#include "messages.h"
 #include "prom_text.h"
 #include "recorder.h"
 #include "serve_metrics.h"
+#include "value_parse.h"
 
 #define DEFAULT_LISTEN	    "127.0.0.1:9478"
 #define DEFAULT_INTERVAL_NS 1000000000ULL

@@ -16,12 +16,14 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
-#include "cli.h"
 #include "commands.h"
+#include "exit_codes.h"
 #include "live_cmd.h"
 #include "live_model.h"
+#include "messages.h"
 #include "recorder.h"
 #include "top_rows.h"
+#include "value_parse.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
 

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
+#include "exit_codes.h"
 #include "export_chrome.h"
 #include "export_kineto.h"
+#include "messages.h"
 #include "out_file.h"
 #include "records.h"
+#include "value_parse.h"
 
 static const char usage[] =
     "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"

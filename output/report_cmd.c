@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "exit_codes.h"
+#include "messages.h"
 #include "report.h"
 #include "report_groups.h"
 #include "syscall_names.h"
 #include "text_escape.h"
+#include "value_parse.h"
 
 #define MAX_REPORTS 32
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Per-type validation of trace records: the reader's guarantee to every report and exporter. */
+/* What trace_format.h declares: the per-type validation of trace records (the reader's guarantee
+ * to every report and exporter) and the names of the format's enums. */
 #include <string.h>
 #include "trace_format.h"
 

@@ -1,66 +1,9 @@
 // SPDX-License-Identifier: MIT
+/* Option values: numbers, durations, pid lists (value_parse.h). */
 #include <errno.h>
-#include <getopt.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "cli.h"
-
-bool gs_verbose;
-
-static void vmessage(const char *prefix, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "gpuspy: %s", prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void gs_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage("", fmt, ap);
-	va_end(ap);
-}
-
-void gs_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmessage("warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void gs_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!gs_verbose)
-		return;
-	va_start(ap, fmt);
-	vmessage("", fmt, ap);
-	va_end(ap);
-}
-
-int gs_option_error(const char *cmd, int c, char *const argv[])
-{
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
-	char name[3] = {'-', (char)optopt, '\0'};
-
-	/* a short option names itself (argv may hold a cluster such as -qZ); a long one is the
-	 * argument getopt stepped over */
-	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2))
-		arg = name;
-	if (c == ':')
-		gs_error("option '%s' needs a value (see 'gpuspy %s --help')", arg, cmd);
-	else
-		gs_error("unknown option '%s' (see 'gpuspy %s --help')", arg, cmd);
-	return GS_EXIT_USAGE;
-}
+#include "value_parse.h"
 
 int gs_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -141,22 +84,4 @@ fail:
 	free(copy);
 	free(list);
 	return -1;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t gs_monotonic_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t gs_realtime_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
 }
