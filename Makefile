@@ -18,7 +18,7 @@ DEB_PACKAGES_NO_RECOMMENDS := prometheus
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
-	-I$(BUILD) -Ibpf -Iloader -Ioutput -DGPUSPY_VERSION='"$(VERSION)"'
+	-I. -I$(BUILD) -DGPUSPY_VERSION='"$(VERSION)"'
 LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++ -lmicrohttpd
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
@@ -27,7 +27,10 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-
 BPF_COMPONENTS := osrt sched cuda cupti python ops
 BPF_OBJS  := $(patsubst %,$(BUILD)/%.bpf.o,$(BPF_COMPONENTS))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_COMPONENTS))
-USER_SRCS := $(wildcard loader/*.c) $(wildcard output/*.c)
+# gpuspy's own code, a folder per capability in three layers (docs/ARCHITECTURE.md): lib/ below
+# output/ below loader/; includes name headers from the root ("lib/key_index.h")
+SRC_DIRS  := $(sort $(shell find lib output loader -type d))
+USER_SRCS := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c))
 GEN_SRCS  := $(BUILD)/syscall_table.c $(BUILD)/cuda_errors.c
 USER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/syscall_table.o \
 	$(BUILD)/obj/cuda_errors.o
@@ -39,8 +42,8 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 # the reader, the models and the reports, without the loader or the commands, for the fuzz targets
 FUZZ_BINS := $(BUILD)/fuzz_reader $(BUILD)/fuzz_report
-FUZZ_SRCS := $(filter-out output/report_cmd.c output/export_cmd.c,$(wildcard output/*.c)) \
-	$(GEN_SRCS)
+FUZZ_SRCS := $(filter-out output/report/report_cmd.c output/export/export_cmd.c,\
+	$(filter lib/% output/%,$(USER_SRCS))) $(GEN_SRCS)
 
 ifeq ($(V),1)
 Q :=
@@ -51,7 +54,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
-.PHONY: all deps demo test test-bats check-format format fuzz fuzz-http bench clean tracefs
+.PHONY: all deps demo test test-bats check-format check-layers format fuzz fuzz-http bench clean tracefs
 all: $(BUILD)/gpuspy bridge
 
 $(BUILD)/vmlinux.h:
@@ -68,13 +71,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .bpf.o,,$(notdir $<))_bpf > $@
 
 # syscall number -> name, from the installed kernel headers of this architecture
-$(BUILD)/syscall_table.c: output/gen_syscall_table.sh
+$(BUILD)/syscall_table.c: lib/gen_syscall_table.sh
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)sh $< /usr/include/$(shell uname -m)-linux-gnu/asm/unistd_64.h > $@
 
 # cudaError_t / CUresult names from NVIDIA's headers; empty tables when they are missing
-$(BUILD)/cuda_errors.c: output/gen_cuda_errors.sh
+$(BUILD)/cuda_errors.c: output/trace/gen_cuda_errors.sh
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)sh $< $(CUDA_HOME)/include > $@
@@ -126,14 +129,14 @@ $(BUILD)/bench/%: bench/%.c
 
 $(FUZZ_BINS): $(BUILD)/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I$(BUILD) -Ibpf -Ioutput -Iloader \
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I. -I$(BUILD) \
 		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
 
 # gpuspy's HTTP request handling behind libmicrohttpd, through a real server on loopback
-$(BUILD)/fuzz_http: tests/fuzz/fuzz_http.c loader/http_server.c loader/http_listen.c \
-		loader/http_server.h loader/http_listen.h
+$(BUILD)/fuzz_http: tests/fuzz/fuzz_http.c loader/live/http_server.c loader/live/http_listen.c \
+		loader/live/http_server.h loader/live/http_listen.h
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -Iloader \
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(filter %.c,$^) \
 		-lmicrohttpd -o $@
 
@@ -188,9 +191,13 @@ fuzz-http: $(BUILD)/fuzz_http
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 
-FORMAT_FILES = bpf/*.c bpf/*.h loader/*.c loader/*.h output/*.c output/*.h tests/targets/*.c tests/targets/lib/*.c \
+FORMAT_FILES = bpf/*.c bpf/*.h $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) tests/targets/*.c tests/targets/lib/*.c \
 	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
 	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
+
+# the layout rules of docs/ARCHITECTURE.md; tests/layout.bats runs the same check in `make test`
+check-layers:
+	$(Q)python3 tests/check_layers.py
 
 check-format:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_FILES)

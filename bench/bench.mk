@@ -31,8 +31,8 @@ $(BUILD)/empty_probes.skel.h: $(BUILD)/bench/empty_probes.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_probes_bpf > $@
 
 # attached like gpuspy's own probes: the same ELF and operator lookups and uprobe_multi links
-$(BUILD)/bench/empty_probes: bench/empty_probes.c loader/elf_symbols.c loader/uprobe_multi.c loader/op_symbols.c \
-		$(BUILD)/empty_probes.skel.h loader/cuda_probe_list.h
+$(BUILD)/bench/empty_probes: bench/empty_probes.c loader/proc/elf_symbols.c loader/session/uprobe_multi.c loader/probes/op_symbols.c \
+		$(BUILD)/empty_probes.skel.h output/trace/cuda_probe_list.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@
 
@@ -46,8 +46,8 @@ $(BUILD)/py_stack_cost.skel.h: $(BUILD)/bench/py_stack_cost.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name py_stack_cost_bpf > $@
 
 # the interpreter found and checked by gpuspy's own code, so py_procs holds what gpuspy puts there
-PY_STACK_COST_SRCS := bench/py_stack_cost.c loader/py_runtime.c loader/py_check.c loader/py_code.c \
-	loader/proc_maps.c loader/messages.c output/key_index.c output/trace_writer.c
+PY_STACK_COST_SRCS := bench/py_stack_cost.c loader/python/py_runtime.c loader/python/py_check.c loader/python/py_code.c \
+	loader/proc/proc_maps.c lib/messages.c lib/key_index.c output/trace/trace_writer.c
 $(BUILD)/bench/py_stack_cost: $(PY_STACK_COST_SRCS) $(BUILD)/py_stack_cost.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $(filter %.c,$^) $(LDLIBS) -o $@

@@ -3,10 +3,9 @@
  * Benchmark floors: empty BPF programs attached where gpuspy attaches its own, held until SIGINT
  * or SIGTERM. One mode per run:
  *   empty_probes [-v] LIB [LIB...]      an entry and a return uprobe on every function of
- *                                       loader/cuda_probe_list.h that each library defines, in
- *                                       every process (pid -1): the CUDA API floor
- *   empty_probes [-v] --ops LIB [...]   a uprobe session program (entry and return) on every
- *                                       at::_ops::<op>::call the libraries define, found as
+ *                                       output/trace/cuda_probe_list.h that each library defines,
+ * in every process (pid -1): the CUDA API floor empty_probes [-v] --ops LIB [...]   a uprobe
+ * session program (entry and return) on every at::_ops::<op>::call the libraries define, found as
  *                                       gpuspy finds them: the PyTorch operator floor
  *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
@@ -28,10 +27,10 @@
 #include <getopt.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "elf_symbols.h"
 #include "empty_probes.skel.h"
-#include "op_symbols.h"
-#include "uprobe_multi.h"
+#include "loader/probes/op_symbols.h"
+#include "loader/proc/elf_symbols.h"
+#include "loader/session/uprobe_multi.h"
 
 #define BENCH_TOOL_NAME "empty_probes"
 #include "bench_tool.h"
@@ -39,7 +38,7 @@
 /* The macro may gain arguments: only the symbol name matters here. */
 #define CUDA_PROBE(lib, sym, ...) #sym,
 static const char *const probe_syms[] = {
-#include "cuda_probe_list.h"
+#include "output/trace/cuda_probe_list.h"
 };
 #undef CUDA_PROBE
 
@@ -63,7 +62,7 @@ static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool tim
 }
 
 /* Entry and return probes on every listed function `path` defines: one uprobe_multi link
- * each, attached the way gpuspy attaches its own (loader/uprobe_multi.c), so the floor pays
+ * each, attached the way gpuspy attaches its own (loader/session/uprobe_multi.c), so the floor pays
  * the same kernel path. The link fds go to fds[]; the probe count to *nprobes. */
 static int attach_library(const struct floor_progs *progs, const char *path, int *fds, size_t *nfds,
 			  size_t *nprobes)
@@ -100,7 +99,7 @@ static int attach_library(const struct floor_progs *progs, const char *path, int
 }
 
 /* The empty session program on every PyTorch operator `path` defines (none: nothing attached),
- * one link, as loader/op_probes.c attaches gpuspy's op_call. */
+ * one link, as loader/probes/op_probes.c attaches gpuspy's op_call. */
 static int attach_ops_library(const struct floor_progs *progs, const char *path, int *fds,
 			      size_t *nfds, size_t *nprobes)
 {

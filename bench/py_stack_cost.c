@@ -3,9 +3,9 @@
  * Attaches one program of bench/py_stack_cost.bpf.c for one Python process — `empty`
  * (nothing) or `stack` (gpuspy's Python stack walker and emit) as an entry uprobe on getppid in
  * its libc; `empty-sys` or `stack-sys` on the sys_enter tracepoint, for its getppid calls — with
- * its interpreter checked and put in py_procs exactly as gpuspy does (loader/py_runtime.c), and
- * drains the ring buffer until SIGINT or SIGTERM.
- * usage: py_stack_cost [-v] empty|stack|empty-sys|stack-sys PID
+ * its interpreter checked and put in py_procs exactly as gpuspy does (loader/python/py_runtime.c),
+ * and drains the ring buffer until SIGINT or SIGTERM. usage: py_stack_cost [-v]
+ * empty|stack|empty-sys|stack-sys PID
  *
  * Prints "py_stack_cost: attached" on stderr once the probe is live (bench/py_stack_cost.sh
  * waits for it), and at the end on stdout:
@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "py_check.h"
-#include "py_runtime.h"
+#include "loader/python/py_check.h"
+#include "loader/python/py_runtime.h"
 #include "py_stack_cost.skel.h"
 
 #define BENCH_TOOL_NAME "py_stack_cost"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * CUDA API capture: entry and return uprobes on the functions of loader/cuda_probe_list.h in
+ * CUDA API capture: entry and return uprobes on the functions of output/trace/cuda_probe_list.h in
  * libcudart and libcuda (attached once per library file, for every process that maps it, and
  * filtered here by the traced set). The cookie of each attachment carries the function's
  * index and what to capture for it, so one program pair serves every function.
@@ -43,7 +43,7 @@ struct {
 	__type(value, struct cuda_thread);
 } cuda_threads SEC(".maps");
 
-/* Threads whose dlopen gpuspy itself makes (loader/bridge_inject.c loads the CUPTI bridge
+/* Threads whose dlopen gpuspy itself makes (loader/bridge/bridge_inject.c loads the CUPTI bridge
  * through one): not held at ld.so, the loader probes the process itself afterwards. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -74,7 +74,7 @@ int BPF_USDT(bridge_records, const void *batch, long len)
 }
 
 /* The same probe as a plain uprobe, where the bridge's USDT note puts (batch, len) in the first
- * two argument registers (loader/cupti_link.c checks): attached per process, it detaches
+ * two argument registers (loader/bridge/cupti_link.c checks): attached per process, it detaches
  * without libbpf's USDT bookkeeping, so the probes of exited processes can be detached on a
  * thread of their own. */
 SEC("uprobe")

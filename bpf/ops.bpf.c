@@ -3,7 +3,7 @@
  * PyTorch operator calls: one uprobe session program (Linux 6.13+: the same program runs at a
  * function's entry and, if the entry asks for it, at its return) on every
  * at::_ops::<op>::call of a libtorch-like library, attached with one link per library file for
- * every process that maps it (loader/op_probes.c). The cookie is the operator's global index
+ * every process that maps it (loader/probes/op_probes.c). The cookie is the operator's global index
  * (named by GS_REC_OP_NAME records the loader writes).
  *
  * A session rather than a plain return probe because a return probe replaces the return

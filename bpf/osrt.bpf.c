@@ -92,7 +92,7 @@ static __always_inline __u32 msb64(__u64 v)
 }
 
 /* Log-linear bucket; the same mapping is documented in docs/FORMAT.md and inverted by the
- * reports (output/histogram.c). */
+ * reports (output/model/histogram.c). */
 static __always_inline __u32 hist_bucket(__u64 d)
 {
 	__u32 msb, octave, sub;

@@ -222,7 +222,7 @@ struct gs_offcpu_final {
 	struct gs_offcpu_stats_val val;
 };
 
-/* CUDA API calls. Each probed function has an index in loader/cuda_probe_list.h; the loader
+/* CUDA API calls. Each probed function has an index in output/trace/cuda_probe_list.h; the loader
  * passes it to BPF in the uprobe's cookie together with what BPF must capture for it. */
 #define GS_CUDA_ARGS	     9	 /* rdi rsi rdx rcx r8 r9, then three stack words */
 #define GS_CUDA_MAX_DEPTH    8	 /* nested calls tracked per thread */
@@ -245,7 +245,7 @@ struct gs_cuda_call {
 	__s64 ret; /* cudaError_t / CUresult as returned (rax) */
 	__u64 args[GS_CUDA_ARGS];
 	__u64 out;   /* see GS_CUDA_CAP_OUT */
-	__u16 probe; /* index in loader/cuda_probe_list.h */
+	__u16 probe; /* index in output/trace/cuda_probe_list.h */
 	__u16 depth; /* probed calls around this one on the thread */
 	__u32 pad;
 };
@@ -471,7 +471,7 @@ static inline __u32 gs_py_code_stamp(__u64 filename, __u64 name)
 }
 
 /* Where things are in one process's interpreter: absolute addresses and the offsets of its
- * CPython version (loader/py_offsets.h), filled by the loader once the layout is checked. */
+ * CPython version (loader/python/py_offsets.h), filled by the loader once the layout is checked. */
 struct gs_py_offsets {
 	__u64 runtime;		/* &_PyRuntime */
 	__u64 none;		/* &_Py_NoneStruct: 3.13's entry frames have it as their code */
@@ -522,10 +522,10 @@ struct gs_op_unwind {
 };
 
 /* A process BPF stopped (SIGSTOP) for the loader: the key of its entry in the held_procs map,
- * which the loader deletes once it resumed it, and gpuspy's watchdog (loader/hold_watchdog.c)
- * resumes it from if the loader does not in time or dies. The value is a struct gs_op_unwind
- * whose hdr.type says why (GS_REC_LIBS_CHANGED, GS_REC_OP_UNWIND: then with the return
- * addresses to put back before the process may unwind). */
+ * which the loader deletes once it resumed it, and gpuspy's watchdog
+ * (loader/session/hold_watchdog.c) resumes it from if the loader does not in time or dies. The
+ * value is a struct gs_op_unwind whose hdr.type says why (GS_REC_LIBS_CHANGED, GS_REC_OP_UNWIND:
+ * then with the return addresses to put back before the process may unwind). */
 struct gs_hold_key {
 	__u32 tgid;
 	__u32 tid;

@@ -258,8 +258,8 @@ BRIDGE_EXPORT int InitializeInjection(void)
 }
 
 /*
- * Called by gpuspy (loader/bridge_inject.c) right after it dlopen()ed this library into a CUDA
- * process that was already running, in a thread of the application it stopped at a syscall
+ * Called by gpuspy (loader/bridge/bridge_inject.c) right after it dlopen()ed this library into a
+ * CUDA process that was already running, in a thread of the application it stopped at a syscall
  * boundary. Only the control thread is started here: it opens the session and turns CUPTI on
  * itself once it sees the gate, never this borrowed thread, which may hold locks of the
  * application or the driver. CUDA's driver is there (gpuspy checked), so CUPTI is usable.

@@ -4,11 +4,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "commands.h"
-#include "exit_codes.h"
-#include "messages.h"
-#include "privileges.h"
-#include "report.h"
+#include "lib/exit_codes.h"
+#include "lib/messages.h"
+#include "loader/live/serve_cmd.h"
+#include "loader/live/top_cmd.h"
+#include "loader/record/record_cmd.h"
+#include "loader/session/privileges.h"
+#include "output/export/export_cmd.h"
+#include "output/report/report_cmd.h"
+#include "output/report/report_registry.h"
 
 struct command {
 	const char *name;

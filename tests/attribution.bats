@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Process attribution (output/cgroup_attr.c): its table-driven unit test, then live processes
+# Process attribution (lib/cgroup_attr.c): its table-driven unit test, then live processes
 # that the kernel itself placed in cgroup v2 groups named as docker and kubelet name theirs,
 # read back through /proc/PID/cgroup by `cgroup_attr_test --pid`.
 

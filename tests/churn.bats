@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Process churn on the real kernel: processes that exit must leave nothing behind that fills a
 # BPF map or grows the recorder, so a fork loop, a shell loop or CUDA programs run one after
-# another keep exact counts at default settings (loader/record_exit.h, docs/ARCHITECTURE.md
+# another keep exact counts at default settings (loader/record/record_exit.h, docs/ARCHITECTURE.md
 # "Process churn").
 # bats file_tags=bpf,churn
 

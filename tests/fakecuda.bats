@@ -96,7 +96,7 @@ timing() { # NAME: value of "TIMING NAME=value" in $OUT
 # bats test_tags=fakecuda,abi
 @test "fakecuda: every probed name exists in NVIDIA's libcudart.so.13 and stub libcuda.so" {
 	require_cuda_toolkit
-	run sh "$SRC/check_probe_list.sh" "$ROOT/loader/cuda_probe_list.h" \
+	run sh "$SRC/check_probe_list.sh" "$ROOT/output/trace/cuda_probe_list.h" \
 		"$CUDA_HOME/lib64/libcudart.so.13" "$CUDA_HOME/lib64/stubs/libcuda.so"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -104,7 +104,7 @@ timing() { # NAME: value of "TIMING NAME=value" in $OUT
 
 # bats test_tags=fakecuda
 @test "fakecuda: every probed name exists in the fakes" {
-	run sh "$SRC/check_probe_list.sh" "$ROOT/loader/cuda_probe_list.h" \
+	run sh "$SRC/check_probe_list.sh" "$ROOT/output/trace/cuda_probe_list.h" \
 		"$FC/libcudart.so.13" "$FC/libcuda.so.1"
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The HTTP server of `gpuspy serve` (loader/http_server.c, on libmicrohttpd) under
+# The HTTP server of `gpuspy serve` (loader/live/http_server.c, on libmicrohttpd) under
 # tests/unit/http_driver, a stand-in collector that publishes a body every 100 ms and prints
 # `tick N`: answers, malformed input, floods, crowds of slow or idle connections from one
 # address, clients that never read or crawl, a clean stop. The clients are curl and

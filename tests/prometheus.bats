@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The Prometheus text writer (output/prom_text.c) against Prometheus's own tools: its unit test,
+# The Prometheus text writer (loader/live/prom_text.c) against Prometheus's own tools: its unit test,
 # promtool's parser and linter on what it writes, and a real Prometheus server (the harness in
 # tests/lib/prometheus.bash) scraping it, which proves the harness and that every escaped label
 # value reads back as written.

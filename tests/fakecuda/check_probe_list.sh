@@ -1,5 +1,5 @@
 #!/bin/sh
-# Checks every CUDA_PROBE(LIB, SYMBOL, CLASS) of loader/cuda_probe_list.h against a
+# Checks every CUDA_PROBE(LIB, SYMBOL, CLASS) of output/trace/cuda_probe_list.h against a
 # runtime and a driver library: CUDART names must be exported with the
 # version node "libcudart.so.13", CUDA names must be exported by libcuda.
 # usage: check_probe_list.sh PROBE_LIST_H LIBCUDART LIBCUDA

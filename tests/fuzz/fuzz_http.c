@@ -6,9 +6,9 @@
  * libmicrohttpd parses the requests; what is gpuspy's own is what it does with them (the
  * method, target and body dispatch, the canned and published responses, the head deadlines,
  * the statistics fed by MHD's callbacks and log) and the --listen grammar. So the input goes
- * whole to a real server (loader/http_server.c, its thread, MHD's epoll loop) over loopback TCP,
- * followed by the end of the stream; the reply is read until the server closes. The input's
- * first line is also parsed as a --listen address (loader/http_listen.c).
+ * whole to a real server (loader/live/http_server.c, its thread, MHD's epoll loop) over loopback
+ * TCP, followed by the end of the stream; the reply is read until the server closes. The input's
+ * first line is also parsed as a --listen address (loader/live/http_listen.c).
  *
  * MHD is Debian's build, not instrumented: coverage guides the fuzzer through gpuspy's code.
  */
@@ -23,8 +23,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
-#include "http_listen.h"
-#include "http_server.h"
+#include "loader/live/http_listen.h"
+#include "loader/live/http_server.h"
 
 static struct http_server *server;
 static struct sockaddr_in server_addr;

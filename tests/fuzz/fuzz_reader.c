@@ -15,9 +15,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "histogram.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "output/model/histogram.h"
+#include "output/trace/trace_reader.h"
+#include "output/trace/trace_writer.h"
 
 static void consume(const struct gs_hdr *h, struct duration_stats *all)
 {

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "export_chrome.h"
-#include "export_kineto.h"
-#include "report.h"
-#include "report_groups.h"
+#include "output/export/export_chrome.h"
+#include "output/export/export_kineto.h"
+#include "output/report/base/report_groups.h"
+#include "output/report/report_registry.h"
 
 #define MAX_GROUPS 4 /* groups whose models are built, per input: each is a full load */
 

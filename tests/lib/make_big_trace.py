@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_py_trace as mpt  # noqa: E402  (record layouts shared with the hand-written traces)
 
 PID, T0 = mpt.PID, mpt.T0
-BLOCK_MAX = 256 << 10  # the writer's block (output/trace_writer.c)
+BLOCK_MAX = 256 << 10  # the writer's block (output/trace/trace_writer.c)
 ZBLOCK_MAGIC, CODEC_ZSTD, TS_DELTA = 0x425A5347, 1, 1
 LAUNCH_NAME = b"cudaLaunchKernel_v7000\0"
 KERNEL = b"_Z11tick_kernelPj\0"

@@ -102,7 +102,7 @@ def offcpu(tid, ts, dur, reason):
 
 def probe_index(root, name):
     n = 0
-    with open(f"{root}/loader/cuda_probe_list.h") as f:
+    with open(f"{root}/output/trace/cuda_probe_list.h") as f:
         for line in f:
             if line.startswith("CUDA_PROBE("):
                 if line.split(",")[1].strip() == name:

@@ -1,12 +1,12 @@
-# Unit tests of output/cgroup_attr.c and output/prom_text.c, included by the top Makefile (it
+# Unit tests of lib/cgroup_attr.c and loader/live/prom_text.c, included by the top Makefile (it
 # defines BUILD, USER_CFLAGS, SAN_FLAGS and msg). Each test is one program built from its test
 # file and the module it tests (and what that uses: text_escape.c), with the sanitizers on.
-$(BUILD)/unit/cgroup_attr_test: tests/unit/cgroup_attr_test.c output/cgroup_attr.c
+$(BUILD)/unit/cgroup_attr_test: tests/unit/cgroup_attr_test.c lib/cgroup_attr.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
 
-$(BUILD)/unit/prom_text_test: tests/unit/prom_text_test.c output/prom_text.c output/text_escape.c
+$(BUILD)/unit/prom_text_test: tests/unit/prom_text_test.c loader/live/prom_text.c lib/text_escape.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -lm -o $@

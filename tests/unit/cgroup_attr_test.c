@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Table-driven tests of output/cgroup_attr.c: how /proc/PID/cgroup texts pick a path and how
+ * Table-driven tests of lib/cgroup_attr.c: how /proc/PID/cgroup texts pick a path and how
  * each runtime's and systemd's layouts classify. Exits 1 on any mismatch, printing each case.
  * `cgroup_attr_test --pid PID` prints the attribution of a live process for tests/attribution.bats.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cgroup_attr.h"
+#include "lib/cgroup_attr.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * loader/http_server.c under a stand-in for `gpuspy serve`'s collector, for tests/http.bats: the
- * main thread publishes a new body every 100 ms and prints `tick N`, so a test sees whether
+ * loader/live/http_server.c under a stand-in for `gpuspy serve`'s collector, for tests/http.bats:
+ * the main thread publishes a new body every 100 ms and prints `tick N`, so a test sees whether
  * collection went on while clients misbehaved; at SIGTERM/SIGINT it stops the server and prints
  * the server's statistics. With --wait-usr1 nothing is published before SIGUSR1 (`tick 0`
  * then), so a test can scrape a server that has no body yet.
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "http_server.h"
+#include "loader/live/http_server.h"
 
 #define TICK_NS	 100000000L
 #define PAD_LINE 100

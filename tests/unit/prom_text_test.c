@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests of output/prom_text.c: exact text of families with tricky label values and numbers,
+ * Tests of loader/live/prom_text.c: exact text of families with tricky label values and numbers,
  * value formatting, name validation, buffer reuse and the sticky out-of-memory flag. Exits 1 on
  * any mismatch. `prom_text_test --emit` writes the families to stdout for tests/prometheus.bats,
  * which lints them with promtool and has a real Prometheus scrape them; `--emit-bad-names`
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "prom_text.h"
+#include "loader/live/prom_text.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

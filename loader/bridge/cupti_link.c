@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "cupti.skel.h"
+#include "lib/array_grow.h"
+#include "lib/clocks.h"
+#include "lib/key_index.h"
+#include "lib/messages.h"
+#include "lib/pid_list.h"
+#include "loader/bridge/cupti_link.h"
+#include "loader/proc/elf_symbols.h"
+#include "loader/session/uprobe_multi.h"
+#include "output/trace/trace_format.h"
+#include "output/trace/trace_writer.h"
+
+#define BRIDGE_SEMAPHORE "gpuspy_records_semaphore"
+#define REAPERS		 4 /* threads detaching the probes of exited processes */
+
+/* What gpuspy knows of one process's bridge. */
+struct bridge_proc {
+	uint32_t pid;
+	uint64_t last_seq;
+	bool active;  /* said GS_BRIDGE_ACTIVE and not GS_BRIDGE_INACTIVE since */
+	bool flushed; /* answered the current flush request */
+	bool started; /* gpuspy started its bridge (loaded on attach): it answers a flush */
+};
+
+/* A probe of the bridge: a uprobe_multi link's fd, or a libbpf link (see struct reaper). */
+struct probe_link {
+	struct bpf_link *link;
+	int fd; /* -1: none */
+};
+
+/* One attachment to a bridge: a file, in one process or (pid -1) in all. */
+struct bridge_target {
+	char *path;
+	pid_t pid;
+	struct probe_link records; /* gpuspy:records, which turns the bridge on */
+};
+
+/* Where a bridge file's gpuspy:records probe is, from its USDT note: file offsets of the probe
+ * and of its semaphore. `regs`: its two arguments are in the first two argument registers, so
+ * bridge_records_regs can take it as a plain uprobe. */
+struct bridge_site {
+	uint64_t off, sema;
+	bool regs;
+};
+
+/*
+ * Detaching a process's gpuspy:records probe waits for RCU grace periods in the kernel,
+ * ~100-150 ms here, whoever closes it (even a process exiting with it open). The probes of
+ * exited processes are therefore destroyed by threads of their own, not in the event loop.
+ * A perf-event uprobe's detach also holds the kernel's event_mutex for that long, which every
+ * perf-event uprobe attach needs: so the probe is a uprobe_multi link where the program allows
+ * it (loaded for BPF_TRACE_UPROBE_MULTI), which attaches and detaches without it, and grace
+ * periods of concurrent detaches overlap. libbpf links (a perf-event uprobe, or libbpf's USDT
+ * support, which shares state in libbpf: the object's USDT spec ids) are detached one at a
+ * time under `usdt_lock`, which every USDT attach takes too: more at once would only queue on
+ * event_mutex, ahead of the next process's attach.
+ */
+struct reaper {
+	pthread_mutex_t usdt_lock;
+	pthread_mutex_t lock; /* the queue and `stop` */
+	pthread_cond_t wake;
+	pthread_t threads[REAPERS];
+	size_t started;
+	bool stop;
+	struct probe_link *queue;
+	size_t n, cap;
+};
+
+struct cupti_link {
+	struct reaper reaper;
+	struct cupti_bpf *skel;
+	struct trace_writer *w;
+	bool quiet;
+	struct bridge_target *targets; /* for the flush request */
+	size_t ntargets, targets_cap;
+	struct key_index ix_targets; /* (file key, pid) */
+	struct bpf_link **links;     /* gpuspy:flushed, at the end */
+	size_t nlinks, links_cap;
+	struct bridge_proc *procs;
+	size_t nprocs, procs_cap;
+	struct key_index ix_procs;
+	struct bridge_site *sites; /* per bridge file */
+	size_t nsites, sites_cap;
+	struct key_index ix_sites; /* file key -> sites[] */
+	uint64_t gaps;
+};
+
+int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
+		   struct cupti_link **out)
+{
+	struct cupti_link *cl = calloc(1, sizeof(*cl));
+
+	if (!cl)
+		return -ENOMEM;
+	cl->skel = skel;
+	cl->w = w;
+	cl->quiet = quiet;
+	pthread_mutex_init(&cl->reaper.usdt_lock, NULL);
+	pthread_mutex_init(&cl->reaper.lock, NULL);
+	pthread_cond_init(&cl->reaper.wake, NULL);
+	*out = cl;
+	return 0;
+}
+
+static void destroy_link(struct reaper *r, struct probe_link it)
+{
+	if (it.fd >= 0)
+		close(it.fd);
+	if (!it.link)
+		return;
+	pthread_mutex_lock(&r->usdt_lock);
+	bpf_link__destroy(it.link);
+	pthread_mutex_unlock(&r->usdt_lock);
+}
+
+static void *reap(void *arg)
+{
+	struct reaper *r = arg;
+
+	for (;;) {
+		struct probe_link it;
+
+		pthread_mutex_lock(&r->lock);
+		while (!r->n && !r->stop)
+			pthread_cond_wait(&r->wake, &r->lock);
+		if (!r->n) {
+			pthread_mutex_unlock(&r->lock);
+			return NULL;
+		}
+		it = r->queue[--r->n];
+		pthread_mutex_unlock(&r->lock);
+		destroy_link(r, it);
+	}
+}
+
+/* The reaper threads, with every signal blocked: the main thread's stop signals must interrupt
+ * its ring-buffer poll, and bridge_inject.c waits for SIGCHLD with sigtimedwait(). */
+static void start_reapers(struct reaper *r)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (r->started < REAPERS && !pthread_create(&r->threads[r->started], NULL, reap, r))
+		r->started++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Hands a probe of an exited process to the reaper threads (started on first use); without
+ * memory or a thread it is destroyed here. */
+static void reap_later(struct reaper *r, struct probe_link link)
+{
+	struct probe_link *slot = NULL;
+
+	if (!link.link && link.fd < 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!r->started)
+		start_reapers(r);
+	if (r->started)
+		slot = array_grow((void **)&r->queue, &r->n, &r->cap, sizeof(*slot));
+	if (slot) {
+		*slot = link;
+		pthread_cond_signal(&r->wake);
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!slot)
+		destroy_link(r, link);
+}
+
+/* Lets the reaper finish its queue and stop. */
+static void reaper_stop(struct reaper *r)
+{
+	if (!r->started)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+	while (r->started)
+		pthread_join(r->threads[--r->started], NULL);
+	r->stop = false;
+}
+
+bool cupti_link_is_bridge(const char *host_path)
+{
+	const char *base = strrchr(host_path, '/');
+	uint64_t delta;
+
+	base = base ? base + 1 : host_path;
+	return strstr(base, "gpuspy_cupti") &&
+	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
+}
+
+static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
+				    const struct bridge_target *t, const char *name)
+{
+	struct bpf_link *link;
+	int err;
+
+	pthread_mutex_lock(&cl->reaper.usdt_lock);
+	link = bpf_program__attach_usdt(prog, t->pid, t->path, "gpuspy", name, NULL);
+	err = errno;
+	pthread_mutex_unlock(&cl->reaper.usdt_lock);
+	errno = err;
+	return link;
+}
+
+/* A file offset of `vaddr` through the loadable segments; false when none holds it. */
+static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	return false;
+}
+
+/* The gpuspy:records note of a bridge file (SystemTap SDT v3: location, base and semaphore
+ * addresses, then provider, name and argument strings). */
+static void find_site(Elf *elf, struct bridge_site *site)
+{
+	uint64_t base = 0, addr[3];
+	Elf_Scn *scn = NULL, *notes = NULL;
+	GElf_Shdr sh;
+	size_t shstr, at = 0, name_at, desc_at;
+	GElf_Nhdr nh;
+	Elf_Data *d;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh)) {
+			const char *name = elf_strptr(elf, shstr, sh.sh_name);
+
+			if (name && !strcmp(name, ".stapsdt.base"))
+				base = sh.sh_addr;
+			else if (name && sh.sh_type == SHT_NOTE && !strcmp(name, ".note.stapsdt"))
+				notes = scn;
+		}
+	d = notes ? elf_getdata(notes, NULL) : NULL;
+	while (d && (at = gelf_getnote(d, at, &nh, &name_at, &desc_at)) > 0) {
+		const char *desc = (const char *)d->d_buf + desc_at, *end = desc + nh.n_descsz;
+		const char *provider = desc + sizeof(addr), *probe, *args;
+
+		if (nh.n_type != 3 || nh.n_namesz != 8 ||
+		    memcmp((const char *)d->d_buf + name_at, "stapsdt", 8) ||
+		    nh.n_descsz <= sizeof(addr) || end[-1] != '\0')
+			continue;
+		memcpy(addr, desc, sizeof(addr));
+		probe = provider + strlen(provider) + 1;
+		args = probe < end ? probe + strlen(probe) + 1 : end;
+		if (args >= end || strcmp(provider, "gpuspy") || strcmp(probe, "records"))
+			continue;
+		if (base && addr[1])
+			addr[0] += base - addr[1]; /* prelinked */
+		site->regs = (!strcmp(args, "8@%rdi 8@%rsi") || !strcmp(args, "8@%rdi -8@%rsi")) &&
+			     file_offset(elf, addr[0], &site->off) &&
+			     (!addr[2] || file_offset(elf, addr[2], &site->sema));
+		return;
+	}
+}
+
+/* The bridge file's probe site, read once per file. */
+static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *path,
+					     uint64_t file_key)
+{
+	struct bridge_site *site;
+	size_t i;
+	Elf *elf;
+	int fd;
+
+	if (key_index_find(&cl->ix_sites, file_key, 0, &i))
+		return &cl->sites[i];
+	site = array_grow((void **)&cl->sites, &cl->nsites, &cl->sites_cap, sizeof(*site));
+	if (!site || key_index_put(&cl->ix_sites, file_key, 0, cl->nsites - 1))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return site;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		find_site(elf, site);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return site;
+}
+
+/* gpuspy:records in one process (or all): where the note puts its arguments in registers, a
+ * uprobe_multi link or else a plain uprobe, which detach without libbpf's USDT state
+ * (struct reaper); libbpf's USDT support otherwise. */
+static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64_t file_key)
+{
+	const struct bridge_site *site = bridge_site(cl, t->path, file_key);
+	struct bpf_program *regs = cl->skel->progs.bridge_records_regs;
+
+	t->records = (struct probe_link){.fd = -1};
+	if (site && site->regs &&
+	    bpf_program__expected_attach_type(regs) ==
+		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
+		t->records.fd =
+		    uprobe_multi_attach_one(bpf_program__fd(regs), t->path, site->off, site->sema,
+					    t->pid > 0 ? (uint32_t)t->pid : 0);
+		return t->records.fd < 0 ? t->records.fd : 0;
+	}
+	if (site && site->regs) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = (size_t)site->sema);
+
+		t->records.link = bpf_program__attach_uprobe_opts(regs, t->pid, t->path,
+								  (size_t)site->off, &opts);
+	} else {
+		t->records.link = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
+	}
+	return t->records.link ? 0 : -errno;
+}
+
+/* The flush request's probe: kept until detach. */
+static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
+{
+	struct bpf_link *link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed");
+	struct bpf_link **slot;
+
+	if (!link)
+		return -errno;
+	slot = array_grow((void **)&cl->links, &cl->nlinks, &cl->links_cap, sizeof(*slot));
+	if (!slot) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	*slot = link;
+	return 0;
+}
+
+int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)
+{
+	struct bridge_target *t;
+	size_t dummy;
+	int err;
+
+	if (key_index_find(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, &dummy))
+		return 0;
+	t = array_grow((void **)&cl->targets, &cl->ntargets, &cl->targets_cap, sizeof(*t));
+	if (!t || key_index_put(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, 0))
+		return -ENOMEM;
+	t->pid = pid;
+	t->path = strdup(host_path);
+	if (!t->path)
+		return -ENOMEM;
+	err = attach_records(cl, t, file_key);
+	if (err) {
+		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
+		free(t->path);
+		cl->ntargets--;
+	}
+	return err;
+}
+
+static struct bridge_proc *bridge_proc(struct cupti_link *cl, uint32_t pid)
+{
+	struct bridge_proc *p;
+	size_t i;
+
+	if (key_index_find(&cl->ix_procs, pid, 0, &i))
+		return &cl->procs[i];
+	p = array_grow((void **)&cl->procs, &cl->nprocs, &cl->procs_cap, sizeof(*p));
+	if (!p || key_index_put(&cl->ix_procs, pid, 0, cl->nprocs - 1))
+		return NULL;
+	p->pid = pid;
+	return p;
+}
+
+static void note_status(struct cupti_link *cl, struct bridge_proc *p,
+			const struct gs_bridge_status *st)
+{
+	switch (st->state) {
+	case GS_BRIDGE_ACTIVE:
+		p->active = true;
+		break;
+	case GS_BRIDGE_INACTIVE:
+		p->active = false;
+		break;
+	case GS_BRIDGE_FLUSHED:
+		p->flushed = true;
+		break;
+	case GS_BRIDGE_CUPTI_BUSY:
+	case GS_BRIDGE_CUPTI_ERROR:
+		if (!cl->quiet)
+			gs_warn("pid %u: %s", p->pid, st->message);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The batch's records, each checked for its own size and type before it is written. */
+static int write_records(struct cupti_link *cl, struct bridge_proc *p, const struct gs_gpu_batch *b)
+{
+	const unsigned char *at = b->records, *end = (const unsigned char *)b + b->hdr.size;
+	union {
+		struct gs_hdr hdr;
+		unsigned char bytes[GS_GPU_BATCH_MAX];
+	} rec;
+	int err = 0;
+
+	while (!err && at + sizeof(struct gs_hdr) <= end) {
+		const struct gs_hdr *h = (const void *)at;
+
+		if (h->size < sizeof(*h) || h->size % 8 || h->size > end - at)
+			break; /* a malformed tail: nothing after it can be framed */
+		memcpy(rec.bytes, at, h->size);
+		at += h->size;
+		if (rec.hdr.type < GS_REC_GPU_KERNEL || rec.hdr.type > GS_REC_GPU_OVERHEAD ||
+		    !gs_record_valid(&rec.hdr))
+			continue;
+		rec.hdr.pid = b->hdr.pid;
+		if (rec.hdr.type == GS_REC_BRIDGE_STATUS)
+			note_status(cl, p, (const void *)&rec.hdr);
+		err = trace_writer_append(cl->w, &rec.hdr);
+	}
+	return err;
+}
+
+int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch)
+{
+	const struct gs_gpu_batch *b = (const void *)batch;
+	struct bridge_proc *p;
+
+	if (batch->size < sizeof(*b))
+		return 0;
+	p = bridge_proc(cl, batch->pid);
+	if (!p)
+		return -ENOMEM;
+	if (p->last_seq && b->seq > p->last_seq + 1)
+		cl->gaps += b->seq - p->last_seq - 1;
+	if (b->seq > p->last_seq)
+		p->last_seq = b->seq;
+	return write_records(cl, p, b);
+}
+
+int cupti_link_expect(struct cupti_link *cl, pid_t pid)
+{
+	struct bridge_proc *p = cl ? bridge_proc(cl, (uint32_t)pid) : NULL;
+
+	if (!cl)
+		return 0;
+	if (!p)
+		return -ENOMEM;
+	p->started = true;
+	return 0;
+}
+
+static bool all_flushed(const struct cupti_link *cl)
+{
+	for (size_t i = 0; i < cl->nprocs; i++) {
+		const struct bridge_proc *p = &cl->procs[i];
+
+		/* a process that exited has nothing more to send */
+		if ((p->active || p->started) && !p->flushed && !kill((pid_t)p->pid, 0))
+			return false;
+	}
+	return true;
+}
+
+void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int timeout_ms)
+{
+	uint64_t deadline = gs_monotonic_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+	if (!cl || !cl->ntargets)
+		return;
+	/* a bridge that turned on just before the stop: its ACTIVE status is still in the ring */
+	poll(ctx, 0);
+	for (size_t i = 0; i < cl->nprocs; i++)
+		cl->procs[i].flushed = false;
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		const struct bridge_target *t = &cl->targets[i];
+		int err = attach_flushed(cl, t);
+
+		/* a process that exited meanwhile has nothing more to say */
+		if (err && !(t->pid > 0 && kill(t->pid, 0)))
+			gs_warn("cannot ask the CUPTI bridge %s to flush: %s", t->path,
+				strerror(-err));
+	}
+	gs_debug("waiting for %zu CUPTI bridge process(es) to flush", cl->nprocs);
+	while (!all_flushed(cl) && gs_monotonic_ns() < deadline)
+		poll(ctx, 20);
+	if (!all_flushed(cl))
+		gs_warn("a CUPTI bridge did not finish delivering within %d ms: its last GPU "
+			"records may be missing",
+			timeout_ms);
+}
+
+void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
+{
+	struct key_index ix = {0};
+	size_t n = 0;
+
+	if (!cl)
+		return;
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		struct bridge_target *t = &cl->targets[i];
+
+		if (t->pid > 0 && pid_list_has(dead, (uint32_t)t->pid)) {
+			reap_later(&cl->reaper, t->records);
+			free(t->path);
+			continue;
+		}
+		cl->targets[n++] = *t;
+	}
+	cl->ntargets = n;
+	/* an attachment that stays indexed is one a pid reused later would not get */
+	if (key_index_drop_pids(&cl->ix_targets, dead, 2))
+		gs_warn("out of memory: a new process that reuses an exited one's pid may not "
+			"get GPU records");
+	n = 0;
+	for (size_t i = 0; i < cl->nprocs; i++)
+		if (!pid_list_has(dead, cl->procs[i].pid) &&
+		    key_index_put(&ix, cl->procs[i].pid, 0, n++)) {
+			key_index_free(&ix);
+			return; /* out of memory: they stay */
+		}
+	n = 0;
+	for (size_t i = 0; i < cl->nprocs; i++)
+		if (!pid_list_has(dead, cl->procs[i].pid))
+			cl->procs[n++] = cl->procs[i];
+	cl->nprocs = n;
+	key_index_free(&cl->ix_procs);
+	cl->ix_procs = ix;
+}
+
+size_t cupti_link_tracked(const struct cupti_link *cl)
+{
+	size_t n = 0;
+
+	if (!cl)
+		return 0;
+	for (size_t i = 0; i < cl->ntargets; i++)
+		n += cl->targets[i].pid > 0;
+	return n + cl->nprocs;
+}
+
+uint64_t cupti_link_gaps(const struct cupti_link *cl)
+{
+	return cl ? cl->gaps : 0;
+}
+
+void cupti_link_detach(struct cupti_link *cl)
+{
+	if (!cl)
+		return;
+	/* concurrent detaches of uprobe_multi links share their grace periods */
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		reap_later(&cl->reaper, cl->targets[i].records);
+		cl->targets[i].records = (struct probe_link){.fd = -1};
+	}
+	for (size_t i = 0; i < cl->nlinks; i++)
+		destroy_link(&cl->reaper, (struct probe_link){.link = cl->links[i], .fd = -1});
+	cl->nlinks = 0;
+	reaper_stop(&cl->reaper);
+}
+
+void cupti_link_free(struct cupti_link *cl)
+{
+	if (!cl)
+		return;
+	cupti_link_detach(cl);
+	for (size_t i = 0; i < cl->ntargets; i++)
+		free(cl->targets[i].path);
+	free(cl->targets);
+	key_index_free(&cl->ix_targets);
+	free(cl->links);
+	free(cl->procs);
+	key_index_free(&cl->ix_procs);
+	free(cl->reaper.queue);
+	free(cl->sites);
+	key_index_free(&cl->ix_sites);
+	pthread_mutex_destroy(&cl->reaper.usdt_lock);
+	pthread_mutex_destroy(&cl->reaper.lock);
+	pthread_cond_destroy(&cl->reaper.wake);
+	free(cl);
+}

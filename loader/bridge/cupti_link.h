@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The link to CUPTI bridges (cupti_bridge/) in traced processes: attaching the bridge's
+ * gpuspy:records USDT probe turns it on (its semaphore), the batches it sends are unpacked
+ * into the trace, and at the end gpuspy:flushed is attached so every bridge delivers what it
+ * still holds before the probes go.
+ */
+#ifndef GPUSPY_CUPTI_LINK_H
+#define GPUSPY_CUPTI_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "bpf/records.h"
+
+struct cupti_bpf;
+struct cupti_link;
+struct pid_list;
+struct trace_writer;
+
+/* Polls the ring buffer for up to `timeout_ms`; what cupti_link_flush() waits with. */
+typedef int (*cupti_poll_fn)(void *ctx, int timeout_ms);
+
+int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
+		   struct cupti_link **out);
+/* Whether a mapped file is a gpuspy CUPTI bridge (by name, then by its USDT semaphore). */
+bool cupti_link_is_bridge(const char *host_path);
+/* Attaches to a bridge file (`host_path` under /proc/PID/root; `file_key` tells files apart)
+ * in process `pid` only, so other processes that map the same bridge stay untouched, or in
+ * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
+int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
+/* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
+/* gpuspy itself started the bridge in `pid` (bridge_inject.h): its flush answer is awaited
+ * even if its ACTIVE status has not arrived yet. 0 or -ENOMEM. */
+int cupti_link_expect(struct cupti_link *cl, pid_t pid);
+int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
+/* Asks every bridge to deliver all it holds and waits (polling) until each active one has
+ * said so, or `timeout_ms` passed. */
+void cupti_link_flush(struct cupti_link *cl, cupti_poll_fn poll, void *ctx, int timeout_ms);
+/* Sequence gaps seen so far (batches a bridge sent that never arrived). */
+uint64_t cupti_link_gaps(const struct cupti_link *cl);
+/* Exited processes (record_exit.h): their bridge probes are detached (a uprobe and an fd
+ * each) and their sequence and flush state forgotten. */
+void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead);
+/* Per-process entries kept: attachments to one process's bridge, bridge states. */
+size_t cupti_link_tracked(const struct cupti_link *cl);
+void cupti_link_detach(struct cupti_link *cl);
+void cupti_link_free(struct cupti_link *cl);
+
+#endif /* GPUSPY_CUPTI_LINK_H */

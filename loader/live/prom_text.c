@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/text_escape.h"
+#include "loader/live/prom_text.h"
+
+#define INITIAL_CAP 4096
+
+/* Room for n more bytes and the NUL; false, with oom set, when there is none. */
+static bool reserve(struct prom_buf *b, size_t n)
+{
+	size_t cap;
+	char *grown;
+
+	if (b->oom)
+		return false;
+	if (b->cap - b->len > n)
+		return true;
+	if (n > SIZE_MAX / 4 - b->len) {
+		b->oom = true;
+		return false;
+	}
+	for (cap = b->cap ? b->cap : INITIAL_CAP; cap - b->len <= n;)
+		cap *= 2;
+	grown = realloc(b->data, cap);
+	if (!grown) {
+		b->oom = true;
+		return false;
+	}
+	b->data = grown;
+	b->cap = cap;
+	return true;
+}
+
+static void append(struct prom_buf *b, const char *s, size_t n)
+{
+	if (!reserve(b, n))
+		return;
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+static void append_str(struct prom_buf *b, const char *s)
+{
+	append(b, s, strlen(s));
+}
+
+/* HELP text escapes backslash and newline; label values also the double quote: the format's
+ * three escapes. A control character other than newline and a byte of invalid UTF-8, which a
+ * process name can hold (prctl, or the kernel's cut at 15 bytes) and which would make
+ * Prometheus reject the whole scrape, become the text \xNN (text_escape.h), written with an
+ * escaped backslash. Other UTF-8 goes out as it is. */
+static void append_escaped(struct prom_buf *b, const char *s, bool quoted)
+{
+	char hex[8];
+
+	while (*s) {
+		size_t n = text_char_len(s, NULL);
+		const char *esc = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : NULL;
+
+		if (quoted && *s == '"')
+			esc = "\\\"";
+		if (esc) {
+			append_str(b, esc);
+			s++;
+		} else if (n) {
+			append(b, s, n);
+			s += n;
+		} else {
+			snprintf(hex, sizeof(hex), "\\\\x%02x", (unsigned char)*s++);
+			append_str(b, hex);
+		}
+	}
+}
+
+/*
+ * Integers are spelled out in full: a counter read as text (curl, promtool, a test) must show
+ * its last digits, and %g would write 12345678901 as 1.2345678901e+10. Below 2^63 an integral
+ * double converts to long long exactly. Other values take the fewest of 15..17 significant
+ * digits that read back as the same double. gpuspy never calls setlocale, so the decimal point
+ * is '.', as Prometheus's parser (Go's strconv.ParseFloat) requires.
+ */
+static void format_value(double v, char *buf, size_t len)
+{
+	if (isnan(v)) {
+		snprintf(buf, len, "NaN");
+	} else if (isinf(v)) {
+		snprintf(buf, len, "%s", v > 0 ? "+Inf" : "-Inf");
+	} else if (v == trunc(v) && fabs(v) < 0x1p63) {
+		snprintf(buf, len, "%lld", (long long)v);
+	} else {
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, len, "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
+}
+
+void prom_buf_reset(struct prom_buf *b)
+{
+	b->len = 0;
+	b->oom = false;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void prom_buf_free(struct prom_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+void prom_family(struct prom_buf *b, const char *name, const char *type, const char *help)
+{
+	if (help) {
+		append_str(b, "# HELP ");
+		append_str(b, name);
+		append_str(b, " ");
+		append_escaped(b, help, false);
+		append_str(b, "\n");
+	}
+	append_str(b, "# TYPE ");
+	append_str(b, name);
+	append_str(b, " ");
+	append_str(b, type);
+	append_str(b, "\n");
+}
+
+void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
+		 size_t nlabels, double value)
+{
+	char num[32];
+
+	append_str(b, name);
+	for (size_t i = 0; i < nlabels; i++) {
+		append_str(b, i ? "," : "{");
+		append_str(b, labels[i].name);
+		append_str(b, "=\"");
+		append_escaped(b, labels[i].value ? labels[i].value : "", true);
+		append_str(b, "\"");
+	}
+	if (nlabels)
+		append_str(b, "}");
+	format_value(value, num, sizeof(num));
+	append_str(b, " ");
+	append_str(b, num);
+	append_str(b, "\n");
+}
+
+static bool name_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+bool prom_valid_name(const char *name)
+{
+	if (!name || !*name)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!name_char(*p, p == name))
+			return false;
+	return true;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "lib/array_grow.h"
+#include "loader/session/stats_dump.h"
+#include "output/trace/trace_writer.h"
+
+/* Only nonzero histogram buckets are stored: most syscalls fill a handful. */
+static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_stats_key *k,
+			       const struct gs_syscall_stats_val *v, uint64_t ts, __u32 flags)
+{
+	union {
+		struct gs_syscall_stats rec;
+		unsigned char bytes[sizeof(struct gs_syscall_stats) +
+				    GS_HIST_BUCKETS * sizeof(struct gs_hist_bucket)];
+	} u;
+	struct gs_syscall_stats *r = &u.rec;
+	__u32 n = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (__u32 b = 0; b < GS_HIST_BUCKETS; b++) {
+		if (!v->hist[b])
+			continue;
+		r->buckets[n].bucket = b;
+		r->buckets[n].count = v->hist[b];
+		n++;
+	}
+	r->hdr.type = GS_REC_SYSCALL_STATS;
+	r->hdr.size = (__u16)(sizeof(*r) + n * sizeof(r->buckets[0]));
+	r->hdr.pid = k->pid;
+	r->hdr.tid = k->tid;
+	r->hdr.ts = ts;
+	r->hdr.flags = flags;
+	r->nr = k->nr;
+	r->nbuckets = n;
+	r->sums = v->sums;
+	if (!r->sums.count)
+		r->sums.min_ns = 0; /* not the map's "no minimum yet" sentinel */
+	return trace_writer_append(w, &r->hdr);
+}
+
+/* Whether thread `tid` of `pid` has exited. Its /proc entry goes after BPF's exit programs have
+ * run, so a gone thread's keys are ones BPF could not flush (ring buffer full): nothing else
+ * touches them any more. */
+static bool thread_gone(__u32 pid, __u32 tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/* Both statistics maps: keys start with (pid, tid), values up to the larger one's size. */
+struct thread_key {
+	__u32 pid, tid;
+};
+
+typedef int (*write_stats_fn)(struct trace_writer *w, const void *key, const void *val, uint64_t ts,
+			      __u32 flags);
+
+struct stats_map {
+	int fd;
+	size_t key_size;
+	write_stats_fn write;
+};
+
+/* Keys of exited threads seen during a dump, taken out of the map after it: deleting while
+ * iterating would restart a hash map's iteration. */
+struct gone_keys {
+	void *keys;
+	size_t n, cap, key_size;
+};
+
+static int note_gone(struct gone_keys *g, const void *key)
+{
+	void *slot = array_grow(&g->keys, &g->n, &g->cap, g->key_size);
+
+	if (!slot)
+		return -ENOMEM;
+	memcpy(slot, key, g->key_size);
+	return 0;
+}
+
+/* A checkpoint of every live thread's key, then the final totals of threads that exited while
+ * the ring buffer was full (BPF could not flush them). */
+static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
+{
+	struct gone_keys gone = {.key_size = m->key_size};
+	union {
+		struct gs_syscall_stats_key s;
+		struct gs_offcpu_stats_key o;
+	} key, next;
+	union {
+		struct gs_syscall_stats_val s;
+		struct gs_offcpu_stats_val o;
+	} val;
+	const struct thread_key *ids = (const void *)&key;
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && bpf_map_get_next_key(m->fd, prev, &next) == 0) {
+		memcpy(&key, &next, m->key_size);
+		prev = &key;
+		if (thread_gone(ids->pid, ids->tid))
+			err = note_gone(&gone, &key);
+		else if (!bpf_map_lookup_elem(m->fd, &key, &val)) /* else deleted meanwhile */
+			err = m->write(w, &key, &val, ts, 0);
+	}
+	if (!err && errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; i < gone.n && !err; i++) {
+		const void *k = (const char *)gone.keys + i * gone.key_size;
+
+		if (!bpf_map_lookup_and_delete_elem(m->fd, k, &val))
+			err = m->write(w, k, &val, ts, GS_STATS_FINAL);
+	}
+	free(gone.keys);
+	return err;
+}
+
+static int write_syscall_entry(struct trace_writer *w, const void *key, const void *val,
+			       uint64_t ts, __u32 flags)
+{
+	return write_syscall_stats(w, key, val, ts, flags);
+}
+
+int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
+{
+	const struct stats_map m = {map_fd, sizeof(struct gs_syscall_stats_key),
+				    write_syscall_entry};
+
+	return dump_map(&m, w, ts);
+}
+
+static int write_offcpu_entry(struct trace_writer *w, const void *key, const void *val, uint64_t ts,
+			      __u32 flags)
+{
+	const struct gs_offcpu_stats_key *k = key;
+	const struct gs_offcpu_stats_val *v = val;
+	struct gs_offcpu_stats r = {
+	    .hdr = {.type = GS_REC_OFFCPU_STATS,
+		    .size = sizeof(r),
+		    .pid = k->pid,
+		    .tid = k->tid,
+		    .flags = flags,
+		    .ts = ts},
+	};
+
+	memcpy(r.ns, v->ns, sizeof(r.ns));
+	memcpy(r.count, v->count, sizeof(r.count));
+	return trace_writer_append(w, &r.hdr);
+}
+
+int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
+{
+	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key), write_offcpu_entry};
+
+	return dump_map(&m, w, ts);
+}
+
+int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec)
+{
+	struct gs_syscall_stats_key key = {.pid = rec->hdr.pid, .tid = rec->hdr.tid, .nr = rec->nr};
+
+	if (rec->hdr.size < sizeof(*rec))
+		return 0;
+	return write_syscall_stats(w, &key, &rec->val, rec->hdr.ts, GS_STATS_FINAL);
+}

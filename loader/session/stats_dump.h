@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Turns the BPF statistics maps into trace records: checkpoints of every key while recording
+ * and at its end, and an exiting thread's final totals as BPF flushed them. */
+#ifndef GPUSPY_STATS_DUMP_H
+#define GPUSPY_STATS_DUMP_H
+
+#include <stdint.h>
+#include "bpf/records.h"
+
+struct trace_writer;
+
+int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts);
+int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
+/* A GS_REC_SYSCALL_FINAL from BPF, written as a GS_REC_SYSCALL_STATS with GS_STATS_FINAL. */
+int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec);
+
+#endif /* GPUSPY_STATS_DUMP_H */

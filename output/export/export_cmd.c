@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/* `gpuspy export FILE`: timeline files. Written to a temporary file and renamed into place,
+ * so a failed export never leaves a half-written OUT behind. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bpf/records.h"
+#include "lib/exit_codes.h"
+#include "lib/messages.h"
+#include "lib/out_file.h"
+#include "lib/value_parse.h"
+#include "output/export/export_chrome.h"
+#include "output/export/export_cmd.h"
+#include "output/export/export_kineto.h"
+
+static const char usage[] =
+    "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"
+    "\n"
+    "Convert a trace file into a timeline.\n"
+    "\n"
+    "  -f, --format FMT   chrome: Chrome Trace Event JSON, loadable in Perfetto UI\n"
+    "                     (ui.perfetto.dev) and chrome://tracing (default)\n"
+    "                     kineto: the same in PyTorch profiler's (Kineto's) dialect, for\n"
+    "                     Holistic Trace Analysis and TensorBoard\n"
+    "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
+    "                     kineto; - for stdout)\n"
+    "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
+    "                     first (default 32; 0: no stacks in args, for smaller files)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "examples:\n"
+    "  gpuspy export run.gpuspy -o run.json\n"
+    "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
+    "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
+
+typedef int (*exporter_fn)(const char *path, const struct export_opts *opts, FILE *out, char *err,
+			   size_t errlen);
+
+static int export_to_stdout(exporter_fn export, const char *path, const struct export_opts *opts)
+{
+	char err[256];
+
+	if (export(path, opts, stdout, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", path, err);
+		return GS_EXIT_BAD_TRACE;
+	}
+	return fflush(stdout) ? GS_EXIT_FAILURE : GS_EXIT_OK;
+}
+
+static int export_to_file(exporter_fn export, const char *path, const struct export_opts *opts,
+			  const char *out_path)
+{
+	char tmp[4096], err[256], why[128];
+	FILE *out;
+	int fd, ret = GS_EXIT_OK;
+
+	if (strlen(out_path) + sizeof(".XXXXXX") > sizeof(tmp)) {
+		gs_error("output path too long: %s", out_path);
+		return GS_EXIT_USAGE;
+	}
+	/* refused before the work; out_file_rename() checks again at the end */
+	if (out_file_check(out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		return GS_EXIT_FAILURE;
+	}
+	strcpy(tmp, out_path);
+	strcat(tmp, ".XXXXXX");
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(out = fdopen(fd, "w"))) {
+		gs_error("cannot create %s: %s", out_path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return GS_EXIT_FAILURE;
+	}
+	if (export(path, opts, out, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", path, err);
+		ret = GS_EXIT_BAD_TRACE;
+	}
+	if (fclose(out) && !ret) {
+		gs_error("cannot write %s: %s", out_path, strerror(errno));
+		ret = GS_EXIT_FAILURE;
+	}
+	if (!ret && out_file_rename(tmp, out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		ret = GS_EXIT_FAILURE;
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int export_main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"python-depth", required_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	const char *out_path = NULL, *suffix = ".json";
+	exporter_fn export = export_chrome;
+	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH};
+	uint64_t depth;
+	char default_out[4096];
+	int c;
+
+	optind = 1;
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "kineto")) {
+				export = export_kineto;
+				suffix = ".kineto.json";
+			} else if (strcmp(optarg, "chrome")) {
+				gs_error(
+				    "invalid value '%s' for --format: expected chrome or kineto",
+				    optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out_path = optarg;
+			break;
+		case 'P':
+			if (gs_parse_u64(optarg, 0, GS_PY_MAX_FRAMES, &depth)) {
+				gs_error("invalid value '%s' for --python-depth: expected 0 to %d",
+					 optarg, GS_PY_MAX_FRAMES);
+				return GS_EXIT_USAGE;
+			}
+			opts.python_depth = (size_t)depth;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return GS_EXIT_OK;
+		default:
+			return gs_option_error("export", c, argv);
+		}
+	}
+	if (optind != argc - 1) {
+		gs_error(optind < argc ? "export takes one trace file"
+				       : "export needs a trace file");
+		return GS_EXIT_USAGE;
+	}
+	if (!out_path) {
+		if (strlen(argv[optind]) + strlen(suffix) + 1 > sizeof(default_out)) {
+			gs_error("trace path too long: %s", argv[optind]);
+			return GS_EXIT_USAGE;
+		}
+		strcpy(default_out, argv[optind]);
+		strcat(default_out, suffix);
+		out_path = default_out;
+	}
+	if (!strcmp(out_path, "-"))
+		return export_to_stdout(export, argv[optind], &opts);
+	return export_to_file(export, argv[optind], &opts, out_path);
+}

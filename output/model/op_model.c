@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <string.h>
+#include "lib/array_grow.h"
+#include "output/model/gpu/gpu_model.h"
+#include "output/model/op_model.h"
+
+bool op_model_takes(uint16_t type)
+{
+	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME;
+}
+
+/* A later record for the same index renames it, as the array this replaced did. */
+static int on_name(struct op_model *om, const struct gs_op_name *n)
+{
+	uint32_t id;
+
+	if (string_pool_intern(&om->names, n->name, &id))
+		return -1;
+	return key_index_put(&om->ix_names, n->op, 0, id);
+}
+
+static int on_call(struct op_model *om, const struct gs_op_call *c)
+{
+	struct op_call *o =
+	    array_grow((void **)&om->calls, &om->ncalls, &om->calls_cap, sizeof(*o));
+
+	if (!o)
+		return -1;
+	o->ts = c->hdr.ts;
+	o->dur = c->dur_ns;
+	o->self_ns = c->dur_ns;
+	o->pid = c->hdr.pid;
+	o->tid = c->hdr.tid;
+	o->op = c->op;
+	o->parent = OP_NONE;
+	o->depth = c->depth;
+	o->flags = (uint16_t)c->hdr.flags;
+	return 0;
+}
+
+int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls)
+{
+	if (h->type == GS_REC_OP_NAME)
+		return on_name(om, (const void *)h);
+	om->calls_seen++;
+	return keep_calls ? on_call(om, (const void *)h) : 0;
+}
+
+int op_model_apply(struct op_model *om, const struct gs_hdr *h)
+{
+	return op_model_apply_only(om, h, true);
+}
+
+/* Thread, then start; at equal starts the longer (enclosing) call first. */
+static int cmp_call(const void *a, const void *b)
+{
+	const struct op_call *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+static bool contains(const struct op_call *outer, const struct op_call *inner)
+{
+	return inner->ts >= outer->ts && inner->ts + inner->dur <= outer->ts + outer->dur;
+}
+
+/*
+ * One thread's calls, in start order, nested with a stack of the open ones. A call's parent is
+ * the innermost open call that contains it; its own duration leaves its parent's self time.
+ * A call whose record was lost simply is not there: its children then count against the
+ * next enclosing call.
+ */
+static int nest_thread(struct op_model *om, size_t first, size_t end)
+{
+	uint32_t stack[GS_OP_MAX_DEPTH * 4];
+	size_t depth = 0;
+
+	for (size_t i = first; i < end; i++) {
+		struct op_call *c = &om->calls[i];
+
+		while (depth && !contains(&om->calls[stack[depth - 1]], c))
+			depth--;
+		if (depth) {
+			struct op_call *p = &om->calls[stack[depth - 1]];
+
+			c->parent = stack[depth - 1];
+			p->self_ns = p->self_ns > c->dur ? p->self_ns - c->dur : 0;
+		}
+		if (depth < sizeof(stack) / sizeof(stack[0]))
+			stack[depth++] = (uint32_t)i;
+	}
+	return key_index_put(&om->ix_threads,
+			     (uint64_t)om->calls[first].pid << 32 | om->calls[first].tid, 0, first);
+}
+
+static int nest(struct op_model *om)
+{
+	for (size_t i = 0, end; i < om->ncalls; i = end) {
+		for (end = i + 1; end < om->ncalls && om->calls[end].pid == om->calls[i].pid &&
+				  om->calls[end].tid == om->calls[i].tid;
+		     end++)
+			;
+		if (nest_thread(om, i, end))
+			return -1;
+	}
+	return 0;
+}
+
+const struct op_call *op_model_call_at(const struct op_model *om, uint32_t pid, uint32_t tid,
+				       uint64_t ts)
+{
+	size_t lo, hi;
+	const struct op_call *c;
+
+	if (!key_index_find(&om->ix_threads, (uint64_t)pid << 32 | tid, 0, &lo))
+		return NULL;
+	/* the last call of the thread starting at or before ts: the innermost call running
+	 * then is it or one of its ancestors (calls on a thread nest) */
+	for (hi = om->ncalls; lo + 1 < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct op_call *m = &om->calls[mid];
+
+		if (m->pid != pid || m->tid != tid || m->ts > ts)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	for (c = &om->calls[lo]; c; c = c->parent == OP_NONE ? NULL : &om->calls[c->parent])
+		if (c->ts <= ts && ts < c->ts + c->dur)
+			return c;
+	return NULL;
+}
+
+/* Where and when the GPU work of `op` was launched: the uprobe span of the CUDA call it
+ * joined, else CUPTI's own record of that call. */
+static bool launch_point(const struct gpu_model *g, const struct gpu_op *op, uint32_t *tid,
+			 uint64_t *ts)
+{
+	const struct gpu_api *a;
+
+	if (op->kind == GPU_OP_SYNC || op->api == GPU_NONE)
+		return false;
+	a = &g->apis[op->api];
+	*tid = a->tier ? a->call_tid : a->tid;
+	*ts = a->tier ? a->call_ts : a->ts;
+	return true;
+}
+
+static void attribute_gpu(struct op_model *om, const struct gpu_model *g)
+{
+	for (size_t i = 0; i < g->nops; i++) {
+		const struct gpu_op *op = &g->ops[i];
+		struct op_call *c;
+		uint64_t ts;
+		uint32_t tid;
+
+		if (!launch_point(g, op, &tid, &ts))
+			continue;
+		c = (struct op_call *)op_model_call_at(om, op->pid, tid, ts);
+		if (!c)
+			continue;
+		om->gpu_ops_inside++;
+		c->self_cuda_ns += op->dur;
+		for (; c; c = c->parent == OP_NONE ? NULL : &om->calls[c->parent])
+			c->cuda_total_ns += op->dur;
+	}
+}
+
+int op_model_finish(struct op_model *om, const struct gpu_model *g)
+{
+	if (!om->ncalls)
+		return 0;
+	qsort(om->calls, om->ncalls, sizeof(*om->calls), cmp_call);
+	if (nest(om))
+		return -1;
+	if (g)
+		attribute_gpu(om, g);
+	return 0;
+}
+
+void op_model_free(struct op_model *om)
+{
+	string_pool_free(&om->names);
+	key_index_free(&om->ix_names);
+	free(om->calls);
+	key_index_free(&om->ix_threads);
+	memset(om, 0, sizeof(*om));
+}
+
+const char *op_model_name(const struct op_model *om, uint32_t op)
+{
+	size_t id;
+
+	return key_index_find(&om->ix_names, op, 0, &id) ? string_pool_get(&om->names, (uint32_t)id)
+							 : "<unknown operator>";
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PyTorch operator part of the trace model: every operator call (GS_REC_OP_CALL, one per
+ * at::_ops::<op>::call that returned while traced) with its name (GS_REC_OP_NAME), nested per
+ * thread once the whole file is read:
+ *
+ *   self CPU   = the call's duration minus its direct children's on the same thread
+ *   Self CUDA  = GPU time of the kernels, copies and memsets launched while it was the
+ *                innermost operator of its thread (the launch is the CUDA call gpu_join.c
+ *                joined the GPU record to, or CUPTI's API record when no uprobe span joined)
+ *   CUDA total = GPU time of those launched anywhere inside it
+ *
+ * as torch.profiler's key_averages() defines them. Calls are kept one by one (64 bytes each)
+ * for reports that group them and for the timeline.
+ */
+#ifndef GPUSPY_OP_MODEL_H
+#define GPUSPY_OP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/key_index.h"
+#include "lib/string_pool.h"
+#include "output/trace/trace_format.h"
+
+struct gpu_model;
+
+#define OP_NONE UINT32_MAX
+
+/* One operator call. What a timeline needs: ts, dur, pid, tid, op_model_name(op), depth. */
+struct op_call {
+	uint64_t ts, dur;	/* CLOCK_MONOTONIC ns: entry, and entry to return */
+	uint64_t self_ns;	/* dur minus the direct children's durations */
+	uint64_t self_cuda_ns;	/* see above */
+	uint64_t cuda_total_ns; /* see above */
+	uint32_t pid, tid;
+	uint32_t op;	 /* name index: op_model_name() */
+	uint32_t parent; /* calls[] index of the call it ran inside on its thread, or OP_NONE */
+	uint16_t depth;	 /* operator calls open around it on the thread, as BPF counted them */
+	uint16_t flags;	 /* GS_CUDA_NESTED: inside another operator call */
+	uint32_t pad;
+};
+
+struct op_model {
+	/* operator index -> its name: a hash, since the index is a record's u32 and an array
+	 * sized by it would let one record of a file ask for 32 GiB */
+	struct string_pool names;
+	struct key_index ix_names; /* operator index -> names id */
+	struct op_call *calls;	   /* sorted by (pid, tid, ts) after op_model_finish() */
+	size_t ncalls, calls_cap;
+	uint64_t calls_seen;	     /* GS_REC_OP_CALL records, kept in calls[] or only counted */
+	uint64_t gpu_ops_inside;     /* GPU records launched inside some operator */
+	struct key_index ix_threads; /* (pid, tid) -> first calls[] index of the thread */
+};
+
+/* Whether op_model_apply() takes this record type. */
+bool op_model_takes(uint16_t type);
+/* Takes GS_REC_OP_CALL and GS_REC_OP_NAME in file order; 0, or -1 when out of memory.
+ * Without `keep_calls` a call is only counted. */
+int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls);
+int op_model_apply(struct op_model *om, const struct gs_hdr *h);
+/* After the last record and gpu_model_finish(): sorts, nests, attributes GPU time. 0, or -1
+ * when out of memory. */
+int op_model_finish(struct op_model *om, const struct gpu_model *g);
+void op_model_free(struct op_model *om);
+
+/* The operator's name ("aten::addmm"), or "<unknown operator>" when the trace lacks it. */
+const char *op_model_name(const struct op_model *om, uint32_t op);
+/* The innermost call of thread (pid, tid) running at `ts`, or NULL. */
+const struct op_call *op_model_call_at(const struct op_model *om, uint32_t pid, uint32_t tid,
+				       uint64_t ts);
+
+#endif /* GPUSPY_OP_MODEL_H */
