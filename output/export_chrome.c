@@ -4,8 +4,8 @@
 #include <string.h>
 #include "chrome_events.h"
 #include "export_chrome.h"
+#include "json_writer.h"
 #include "syscall_names.h"
-#include "table.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include "chrome_events.h"
 #include "cuda_model.h"
-#include "table.h"
+#include "json_writer.h"
 
 struct chrome_cuda {
 	struct gpu_mem mem;

@@ -24,7 +24,7 @@
 #include <string.h>
 #include "array_grow.h"
 #include "chrome_events.h"
-#include "table.h"
+#include "json_writer.h"
 
 #define GPU_TRACK_PID_BASE 4194304u /* PID_MAX_LIMIT: above every Linux pid */
 

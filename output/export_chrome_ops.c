@@ -13,7 +13,7 @@
  */
 #include <inttypes.h>
 #include "chrome_events.h"
-#include "table.h"
+#include "json_writer.h"
 
 static uint64_t op_end(const struct op_model *om, const struct op_call *o)
 {

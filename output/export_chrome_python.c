@@ -25,8 +25,8 @@
 #include <string.h>
 #include "array_grow.h"
 #include "chrome_events.h"
+#include "json_writer.h"
 #include "py_names.h"
-#include "table.h"
 
 #define SAMPLE_TID_BASE (1u << 23) /* above PID_MAX_LIMIT (2^22): no real tid is this high */
 #define MAX_OPEN	(GS_PY_MAX_FRAMES + 1) /* a cut stack has a "[truncated]" root */

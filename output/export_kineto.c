@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include "chrome_events.h"
 #include "export_kineto.h"
-#include "table.h"
+#include "json_writer.h"
 #include "trace_model.h"
 
 static int cmp_u32(const void *a, const void *b)
