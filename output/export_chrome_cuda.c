@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include "chrome_events.h"
 #include "cuda_model.h"
+#include "export_chrome_cuda.h"
+#include "export_chrome_gpu.h"
+#include "export_chrome_ops.h"
+#include "export_chrome_python.h"
 #include "json_writer.h"
+#include "trace_model.h"
 
 struct chrome_cuda {
 	struct gpu_mem mem;

@@ -24,7 +24,9 @@
 #include <string.h>
 #include "array_grow.h"
 #include "chrome_events.h"
+#include "export_chrome_gpu.h"
 #include "json_writer.h"
+#include "trace_model.h"
 
 #define GPU_TRACK_PID_BASE 4194304u /* PID_MAX_LIMIT: above every Linux pid */
 

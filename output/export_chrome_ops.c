@@ -13,7 +13,10 @@
  */
 #include <inttypes.h>
 #include "chrome_events.h"
+#include "export_chrome_ops.h"
+#include "export_chrome_python.h"
 #include "json_writer.h"
+#include "trace_model.h"
 
 static uint64_t op_end(const struct op_model *om, const struct op_call *o)
 {

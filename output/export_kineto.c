@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "chrome_events.h"
+#include "chrome_stream.h"
 #include "export_kineto.h"
 #include "json_writer.h"
 #include "trace_model.h"
