@@ -15,6 +15,7 @@
 #include "export_chrome_gpu.h"
 #include "export_chrome_ops.h"
 #include "export_chrome_python.h"
+#include "gpu_model.h"
 #include "json_writer.h"
 #include "syscall_names.h"
 #include "trace_model.h"

@@ -25,6 +25,8 @@
 #include "array_grow.h"
 #include "chrome_events.h"
 #include "export_chrome_gpu.h"
+#include "gpu_model.h"
+#include "gpu_strings.h"
 #include "json_writer.h"
 #include "trace_model.h"
 

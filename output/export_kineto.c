@@ -14,6 +14,7 @@
 #include "chrome_events.h"
 #include "chrome_stream.h"
 #include "export_kineto.h"
+#include "gpu_model.h"
 #include "json_writer.h"
 #include "trace_model.h"
 

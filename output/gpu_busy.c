@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include "array_grow.h"
 #include "gpu_busy.h"
+#include "gpu_model.h"
 
 struct span {
 	uint32_t pid, device, stream;

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_api.h"
+#include "gpu_finish.h"
+#include "gpu_join.h"
 #include "gpu_model.h"
+#include "gpu_strings.h"
 
 /* Insertion sort: stable (two statuses in one batch may share a time stamp, and their order
  * is what the bridge meant), and a process has a handful of them. */

@@ -5,6 +5,7 @@
 #include "array_grow.h"
 #include "cuda_api.h"
 #include "gpu_idle.h"
+#include "gpu_model.h"
 #include "syscall_names.h"
 #include "trace_reader.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include "array_grow.h"
 #include "cuda_api.h"
+#include "gpu_join.h"
 #include "gpu_model.h"
 #include "trace_reader.h"
 

@@ -5,6 +5,7 @@
 #include "array_grow.h"
 #include "cuda_api.h"
 #include "gpu_model.h"
+#include "gpu_strings.h"
 
 bool gpu_model_takes(uint16_t type)
 {

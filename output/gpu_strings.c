@@ -3,7 +3,8 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include "gpu_model.h"
+#include "gpu_strings.h"
+#include "trace_format.h"
 
 const char *gpu_copy_kind_name(uint32_t kind)
 {

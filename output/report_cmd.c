@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exit_codes.h"
+#include "gpu_model.h"
 #include "messages.h"
 #include "report.h"
 #include "report_groups.h"

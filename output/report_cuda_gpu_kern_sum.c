@@ -3,6 +3,7 @@
  * cuda_gpu_kern_sum: nsys's GPU kernel summary, per kernel name over all processes, from the
  * CUPTI bridge's kernel records: real GPU execution times, every statistic exact.
  */
+#include "gpu_model.h"
 #include "report.h"
 
 static const struct table_col cols[] = {

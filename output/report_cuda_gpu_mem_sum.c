@@ -5,6 +5,8 @@
  * bridge's copy and memset records. Sizes are decimal MB (10^6 bytes), as nsys prints them.
  */
 #include <stdio.h>
+#include "gpu_model.h"
+#include "gpu_strings.h"
 #include "report.h"
 
 #define MB 1e6

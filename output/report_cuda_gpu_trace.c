@@ -6,6 +6,7 @@
  * size columns blank in kernel rows, as nsys prints them.
  */
 #include <stdlib.h>
+#include "gpu_model.h"
 #include "report.h"
 
 #define MB 1e6

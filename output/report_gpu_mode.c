@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "gpu_model.h"
 #include "report.h"
 
 static const struct table_col cols[] = {

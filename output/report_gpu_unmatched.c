@@ -7,6 +7,8 @@
  */
 #include <stdlib.h>
 #include "cuda_api.h"
+#include "gpu_finish.h"
+#include "gpu_model.h"
 #include "report.h"
 
 static const struct table_col cols[] = {

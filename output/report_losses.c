@@ -5,6 +5,7 @@
  * missing from a bridge's sequence, CUPTI's dropped records and the bridge's own losses, each
  * summed over processes). The rows add up to the header's "events lost".
  */
+#include "gpu_model.h"
 #include "report.h"
 
 static const struct table_col cols[] = {

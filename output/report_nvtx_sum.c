@@ -3,6 +3,8 @@
  * nvtx_sum: nsys's NVTX range summary, per (style, range name) over all processes, from the
  * CUPTI bridge's NVTX records. Marks are instants: counted, with zero durations.
  */
+#include "gpu_model.h"
+#include "gpu_strings.h"
 #include "report.h"
 
 static const struct table_col cols[] = {

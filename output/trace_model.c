@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "gpu_finish.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
