@@ -55,6 +55,5 @@ int table_column(const struct table *t, const char *key);
 void table_sort(struct table *t, int col);
 void table_limit(struct table *t, size_t n);
 void table_print(const struct table *t, enum table_format fmt, FILE *out);
-void json_print_string(FILE *out, const char *s);
 
 #endif /* GPUSPY_TABLE_H */

@@ -8,9 +8,14 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "lib/table.h"
+#include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
-#include "output/model/gpu/cuda_model.h"
+#include "output/export/export_chrome_cuda.h"
+#include "output/export/export_chrome_gpu.h"
+#include "output/export/export_chrome_ops.h"
+#include "output/export/export_chrome_python.h"
+#include "output/model/gpu/cuda_kernels.h"
+#include "output/model/trace_model.h"
 
 struct chrome_cuda {
 	struct gpu_mem mem;

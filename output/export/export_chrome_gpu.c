@@ -23,8 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
-#include "lib/table.h"
+#include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
+#include "output/export/export_chrome_gpu.h"
+#include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
+#include "output/model/trace_model.h"
 
 #define GPU_TRACK_PID_BASE 4194304u /* PID_MAX_LIMIT: above every Linux pid */
 

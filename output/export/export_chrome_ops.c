@@ -12,8 +12,11 @@
  * so slices on a thread never overlap partially.
  */
 #include <inttypes.h>
-#include "lib/table.h"
+#include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
+#include "output/export/export_chrome_ops.h"
+#include "output/export/export_chrome_python.h"
+#include "output/model/trace_model.h"
 
 static uint64_t op_end(const struct op_model *om, const struct op_call *o)
 {

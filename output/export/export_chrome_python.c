@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Python on the Chrome timeline. Three things:
+ * Python on the Chrome timeline. Two things:
  *
  * - The stack a thread was under, as args.python_stack (frames "qualname (file:line)", leaf
  *   first) on its syscall, off-CPU and CUDA API spans and operators, once per outermost span
@@ -16,17 +16,17 @@
  *   shows them; a gap in the samples (the thread off CPU) ends every slice. Slices are cut at
  *   sample boundaries that only move forward, so they nest by construction.
  *
- * - PyTorch operators as `cpu_op` complete events on their threads (Kineto's category): an
- *   operator's CUDA calls are made inside it on the same thread, so their spans, and the
- *   launch -> kernel flows that start in them, nest inside the operator's slice.
+ * The operators' `cpu_op` slices, which get these stacks too, are export_chrome_ops.c's.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
-#include "lib/table.h"
+#include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
+#include "output/export/export_chrome_python.h"
 #include "output/model/py_names.h"
+#include "output/model/trace_model.h"
 
 #define SAMPLE_TID_BASE (1u << 23) /* above PID_MAX_LIMIT (2^22): no real tid is this high */
 #define MAX_OPEN	(GS_PY_MAX_FRAMES + 1) /* a cut stack has a "[truncated]" root */

@@ -11,9 +11,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "lib/table.h"
+#include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
+#include "output/export/chrome_stream.h"
 #include "output/export/export_kineto.h"
+#include "output/model/gpu/gpu_model.h"
 #include "output/model/trace_model.h"
 
 static int cmp_u32(const void *a, const void *b)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <stdlib.h>
 #include "lib/array_grow.h"
+#include "output/model/gpu/gpu_model.h"
 #include "output/model/gpu_busy.h"
 
 struct span {

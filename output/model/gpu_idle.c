@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lib/array_grow.h"
 #include "lib/syscall_names.h"
+#include "output/model/gpu/gpu_model.h"
 #include "output/model/gpu_idle.h"
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_reader.h"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
+#include "output/model/gpu/gpu_finish.h"
 #include "output/model/trace_model.h"
 #include "output/trace/trace_reader.h"
 

@@ -9,6 +9,8 @@
 #include "lib/syscall_names.h"
 #include "lib/text_escape.h"
 #include "lib/value_parse.h"
+#include "output/model/gpu/gpu_model.h"
+#include "output/report/base/report.h"
 #include "output/report/base/report_groups.h"
 #include "output/report/cuda/cuda_reports.h"
 #include "output/report/gpu/gpu_reports.h"

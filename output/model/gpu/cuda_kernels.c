@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include "lib/array_grow.h"
 #include "lib/demangle.h"
-#include "output/model/gpu/cuda_model.h"
+#include "output/model/gpu/cuda_kernels.h"
 
 /* CUfunction -> cudaKernel_t -> host stub, with a runtime pairing on top, needs three */
 #define CUDA_ALIAS_HOPS 4

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
+#include "output/model/gpu/cuda_kernels.h"
 #include "output/model/gpu/cuda_model.h"
 
 static int add_duration(struct cuda_api_stat *s, uint64_t dur)

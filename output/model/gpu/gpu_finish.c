@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output/model/gpu/gpu_finish.h"
+#include "output/model/gpu/gpu_join.h"
 #include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
 #include "output/trace/cuda_api.h"
 
 /* Insertion sort: stable (two statuses in one batch may share a time stamp, and their order

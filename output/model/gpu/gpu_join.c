@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 #include "lib/array_grow.h"
+#include "output/model/gpu/gpu_join.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_reader.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lib/array_grow.h"
 #include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
 #include "output/trace/cuda_api.h"
 
 bool gpu_model_takes(uint16_t type)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GPU part of the trace model: the CUPTI bridge's records (bpf/records.h, GS_REC_GPU_*),
- * gathered in the model's pass and joined once the whole file is read:
+ * gathered in the model's pass (gpu_model.c) and joined once the whole file is read
+ * (gpu_finish.c):
  *
  *   GPU record (kernel, copy, memset, sync) --(pid, correlation id)--> GS_REC_GPU_API record
  *   GS_REC_GPU_API record --(pid, thread, time)--> outermost GS_REC_CUDA_CALL uprobe span
@@ -161,16 +162,7 @@ struct gpu_model {
 bool gpu_model_takes(uint16_t type);
 /* Takes the GPU record types in file order; 0, or -1 when out of memory. */
 int gpu_model_apply(struct gpu_model *g, const struct gs_hdr *h);
-/* After the last record: joins (reading `path` again when there are API records; `threads`
- * is the trace model's (pid, tid) index, to tell whether CUPTI's thread ids are OS thread
- * ids), counts what did not join, sorts the statistics. 0, or -1 with a message in err. */
-int gpu_model_finish(struct gpu_model *g, const char *path, const struct key_index *threads,
-		     char *err, size_t errlen);
 void gpu_model_free(struct gpu_model *g);
-/* Everything the join could not pair, in time order (a new array in *out, for the caller to
- * free): GPU records without an API record, API records of probed functions without a uprobe
- * span, launches without a GPU record. 0, or -1 when out of memory. */
-int gpu_model_unmatched(const struct gpu_model *g, struct gpu_unmatched **out, size_t *n);
 
 const struct gpu_proc *gpu_model_proc(const struct gpu_model *g, uint32_t pid);
 /* The API record joined to the outermost uprobe call of (pid, tid) that started at ts. */
@@ -194,18 +186,5 @@ const char *gpu_op_name(const struct gpu_model *g, const struct gpu_op *op, char
 /* The mangled kernel name, or the same as gpu_op_name() for other operations. */
 const char *gpu_op_mangled(const struct gpu_model *g, const struct gpu_op *op, char *buf,
 			   size_t len);
-
-/* Second pass (gpu_join.c), for gpu_model_finish(). */
-int gpu_join_calls(struct gpu_model *g, const char *path, char *err, size_t errlen);
-
-/* Names (gpu_strings.c). */
-const char *gpu_copy_kind_name(uint32_t kind);	   /* "Host-to-Device", as nsys */
-const char *gpu_copy_kind_short(uint32_t kind);	   /* "HtoD", as Kineto */
-const char *gpu_memory_kind_name(uint32_t kind);   /* "Pageable", "Device", ... */
-const char *gpu_sync_type_name(uint32_t type);	   /* "Stream Sync", ... */
-const char *gpu_nvtx_style_name(uint32_t kind);	   /* "PushPop", "StartEnd", "Mark" */
-const char *gpu_bridge_state_name(uint32_t state); /* "active", "cupti busy", ... */
-/* A CUPTI callback name without its version suffix: "cudaMalloc_v3020" -> "cudaMalloc". */
-void gpu_api_function(const char *cupti_name, char *buf, size_t len);
 
 #endif /* GPUSPY_GPU_MODEL_H */

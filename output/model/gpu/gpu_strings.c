@@ -3,7 +3,8 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
+#include "output/trace/trace_format.h"
 
 const char *gpu_copy_kind_name(uint32_t kind)
 {

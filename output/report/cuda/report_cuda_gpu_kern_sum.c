@@ -3,6 +3,7 @@
  * cuda_gpu_kern_sum: nsys's GPU kernel summary, per kernel name over all processes, from the
  * CUPTI bridge's kernel records: real GPU execution times, every statistic exact.
  */
+#include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/report/base/report_stats.h"
 #include "output/report/cuda/cuda_reports.h"

@@ -5,6 +5,8 @@
  * bridge's copy and memset records. Sizes are decimal MB (10^6 bytes), as nsys prints them.
  */
 #include <stdio.h>
+#include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
 #include "output/report/base/report.h"
 #include "output/report/base/report_stats.h"
 #include "output/report/cuda/cuda_reports.h"

@@ -6,6 +6,7 @@
  * size columns blank in kernel rows, as nsys prints them.
  */
 #include <stdlib.h>
+#include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/report/cuda/cuda_reports.h"
 

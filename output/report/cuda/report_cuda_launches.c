@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output/model/gpu/cuda_kernels.h"
 #include "output/report/base/report.h"
 #include "output/report/cuda/cuda_reports.h"
 

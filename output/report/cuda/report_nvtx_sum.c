@@ -3,6 +3,8 @@
  * nvtx_sum: nsys's NVTX range summary, per (style, range name) over all processes, from the
  * CUPTI bridge's NVTX records. Marks are instants: counted, with zero durations.
  */
+#include "output/model/gpu/gpu_model.h"
+#include "output/model/gpu/gpu_strings.h"
 #include "output/report/base/report.h"
 #include "output/report/base/report_stats.h"
 #include "output/report/cuda/cuda_reports.h"

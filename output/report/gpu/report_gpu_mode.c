@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/report/gpu/gpu_reports.h"
 

@@ -6,6 +6,8 @@
  * flushed after them). In time order.
  */
 #include <stdlib.h>
+#include "output/model/gpu/gpu_finish.h"
+#include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/report/gpu/gpu_reports.h"
 #include "output/trace/cuda_api.h"

@@ -5,6 +5,7 @@
  * missing from a bridge's sequence, CUPTI's dropped records and the bridge's own losses, each
  * summed over processes). The rows add up to the header's "events lost".
  */
+#include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/report/host/host_reports.h"
 
