@@ -7,8 +7,6 @@
 #include "live_cmd.h"
 #include "live_model.h"
 #include "messages.h"
-#include "privileges.h"
-#include "procfs.h"
 #include "recorder.h"
 #include "trace_writer.h"
 #include "value_parse.h"
@@ -75,25 +73,7 @@ int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 
 int live_opts_check(const struct live_opts *o)
 {
-	int err = privileges_check();
-
-	err = err ?: privileges_check_btf();
-	if (err)
-		return err;
-	for (size_t i = 0; i < o->npids; i++) {
-		pid_t tgid = procfs_tgid_of(o->pids[i]);
-
-		if (!tgid) {
-			gs_error("cannot watch pid %d: no such process", o->pids[i]);
-			return GS_EXIT_NO_TARGET;
-		}
-		if (tgid != o->pids[i]) {
-			gs_error("pid %d is a thread of process %d: use -p %d", o->pids[i], tgid,
-				 tgid);
-			return GS_EXIT_USAGE;
-		}
-	}
-	return 0;
+	return recorder_check_environment(o->pids, o->npids, "watch");
 }
 
 void live_opts_free(struct live_opts *o)
