@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/exit_codes.h"
@@ -8,12 +9,10 @@
 #include "lib/value_parse.h"
 #include "loader/live/live_cmd.h"
 #include "loader/live/live_model.h"
-#include "loader/proc/procfs.h"
 #include "loader/record/recorder.h"
-#include "loader/session/privileges.h"
 #include "output/trace/trace_writer.h"
 
-void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64_t grace_ns)
+static void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64_t grace_ns)
 {
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = interval_ns;
@@ -23,13 +22,14 @@ void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64_t grac
 	o->ringbuf_bytes = 16u << 20;
 }
 
-static int bad_value(const char *opt, const char *value, const char *expected)
+int live_bad_value(const char *opt, const char *value, const char *expected)
 {
 	gs_error("invalid value '%s' for %s: expected %s", value, opt, expected);
 	return GS_EXIT_USAGE;
 }
 
-int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
+/* A shared option: an exit code for a bad value, else LIVE_OPT_TAKEN or LIVE_OPT_NOT_MINE. */
+static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 {
 	uint64_t v;
 
@@ -38,71 +38,52 @@ int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 		free(o->pids);
 		o->pids = NULL;
 		if (gs_parse_pid_list(arg, &o->pids, &o->npids))
-			return bad_value("--pid", arg, "a comma-separated list of process ids");
-		return -1;
+			return live_bad_value("--pid", arg,
+					      "a comma-separated list of process ids");
+		return LIVE_OPT_TAKEN;
 	case 'd':
 		if (gs_parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
-			return bad_value("--duration", arg, "a duration such as 10s, 500ms or 2m");
-		return -1;
+			return live_bad_value("--duration", arg,
+					      "a duration such as 10s, 500ms or 2m");
+		return LIVE_OPT_TAKEN;
 	case 'v':
 		gs_verbose = true;
-		return -1;
+		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_INTERVAL:
 		if (gs_parse_duration_ns(arg, &o->interval_ns) || o->interval_ns < 100000000ULL ||
 		    o->interval_ns > 3600000000000ULL)
-			return bad_value("--interval", arg, "a duration from 100ms to 1h");
-		return -1;
+			return live_bad_value("--interval", arg, "a duration from 100ms to 1h");
+		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_GRACE:
 		if (gs_parse_duration_ns(arg, &o->grace_ns) || o->grace_ns > 86400000000000ULL)
-			return bad_value("--grace", arg, "a duration such as 60s or 5m");
-		return -1;
+			return live_bad_value("--grace", arg, "a duration such as 60s or 5m");
+		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_NO_CUPTI:
 		o->cupti = false;
-		return -1;
+		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_NO_INJECT:
 		o->inject = false;
-		return -1;
+		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_BUFFER_SIZE:
 		if (gs_parse_u64(arg, 1, 1024, &v) || (v & (v - 1)))
-			return bad_value("--buffer-size", arg,
-					 "a power of two from 1 to 1024 (MiB)");
+			return live_bad_value("--buffer-size", arg,
+					      "a power of two from 1 to 1024 (MiB)");
 		o->ringbuf_bytes = (uint32_t)(v << 20);
-		return -1;
+		return LIVE_OPT_TAKEN;
 	default:
-		return -2;
+		return LIVE_OPT_NOT_MINE;
 	}
 }
 
-int live_opts_check(const struct live_opts *o)
-{
-	int err = privileges_check();
-
-	err = err ?: privileges_check_btf();
-	if (err)
-		return err;
-	for (size_t i = 0; i < o->npids; i++) {
-		pid_t tgid = procfs_tgid_of(o->pids[i]);
-
-		if (!tgid) {
-			gs_error("cannot watch pid %d: no such process", o->pids[i]);
-			return GS_EXIT_NO_TARGET;
-		}
-		if (tgid != o->pids[i]) {
-			gs_error("pid %d is a thread of process %d: use -p %d", o->pids[i], tgid,
-				 tgid);
-			return GS_EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
-void live_opts_free(struct live_opts *o)
+static void live_opts_free(struct live_opts *o)
 {
 	free(o->pids);
 	o->pids = NULL;
 }
 
-int live_recorder_init(struct recorder *r, struct live_opts *o, struct live_model *lm)
+/* The recorder for a live view: records go to `lm`. Takes the -p pids over. 0 or an exit
+ * code. */
+static int live_recorder_init(struct recorder *r, struct live_opts *o, struct live_model *lm)
 {
 	struct record_opts *ro = &r->opts;
 
@@ -131,4 +112,79 @@ int live_recorder_init(struct recorder *r, struct live_opts *o, struct live_mode
 		return GS_EXIT_FAILURE;
 	}
 	return 0;
+}
+
+/* One option of the command line: a shared one, --help, or the view's own. An exit code, or
+ * LIVE_OPT_TAKEN. */
+static int parse_option(const struct live_cmd *cmd, int c, char **argv, struct live_opts *o,
+			void *view)
+{
+	int ret = live_opts_parse_one(c, optarg, o);
+
+	if (ret != LIVE_OPT_NOT_MINE)
+		return ret;
+	if (c == 'h') {
+		fputs(cmd->usage, stdout);
+		return GS_EXIT_OK;
+	}
+	ret = cmd->parse_one(view, c, optarg);
+	return ret == LIVE_OPT_NOT_MINE ? gs_option_error(cmd->name, c, argv) : ret;
+}
+
+/* -1 to go on; --help's 0, like a usage error, is an exit code: nothing may start after it */
+static int parse_args(const struct live_cmd *cmd, int argc, char **argv, struct live_opts *o,
+		      void *view)
+{
+	int c, ret;
+
+	optind = 1;
+	opterr = 0; /* gs_option_error() says it in one line */
+	while ((c = getopt_long(argc, argv, cmd->short_opts, cmd->long_opts, NULL)) != -1) {
+		ret = parse_option(cmd, c, argv, o, view);
+		if (ret != LIVE_OPT_TAKEN)
+			return ret;
+	}
+	if (optind < argc) {
+		gs_error("%s takes no arguments ('%s')%s", cmd->name, argv[optind], cmd->args_hint);
+		return GS_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* The view's own check first: a usage problem is said before a missing privilege. */
+static int check_can_start(const struct live_cmd *cmd, const struct live_opts *o, const void *view)
+{
+	int err = cmd->check ? cmd->check(view) : 0;
+
+	return err ?: recorder_check_environment(o->pids, o->npids, "watch");
+}
+
+int live_cmd_main(const struct live_cmd *cmd, int argc, char **argv, void *view)
+{
+	struct live_opts o;
+	int ret;
+
+	live_opts_defaults(&o, cmd->interval_ns, cmd->grace_ns);
+	ret = parse_args(cmd, argc, argv, &o, view);
+	if (ret < 0)
+		ret = check_can_start(cmd, &o, view) ?: cmd->run_view(view, &o);
+	live_opts_free(&o);
+	return ret;
+}
+
+int live_cmd_record(struct live_opts *o, struct live_model *lm,
+		    int (*on_tick)(struct recorder *r, uint64_t now), void *view)
+{
+	struct recorder r = {.cmd = {.go_fd = -1, .exec_fd = -1}};
+	int ret;
+
+	r.live = view;
+	r.on_tick = on_tick;
+	ret = live_recorder_init(&r, o, lm);
+	if (!ret) {
+		recorder_install_signal_handlers();
+		ret = recorder_run_live(&r);
+	}
+	recorder_cleanup(&r);
+	return ret;
 }

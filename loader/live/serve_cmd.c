@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include "lib/exit_codes.h"
@@ -28,8 +27,8 @@
 #define DEFAULT_MAX_SERIES  100
 #define DEFAULT_MAX_CLIENTS 64
 
-enum { OPT_LISTEN = LIVE_OPT_FIRST_OWN, OPT_MAX_SERIES, OPT_MAX_CLIENTS };
-
+/* off: clang-format would join LIVE_USAGE_OPTS() to the line before it */
+/* clang-format off */
 static const char usage[] =
     "usage: gpuspy serve [--listen ADDR:PORT] [-p PID[,PID...]] [--interval DUR]\n"
     "                    [--grace DUR] [--max-series N] [--max-clients N] [-d DUR]\n"
@@ -53,16 +52,24 @@ static const char usage[] =
     "      --max-clients N     HTTP connections at once (default 64, at most the open-file\n"
     "                          limit); one client address may hold a quarter of them\n"
     "  -d, --duration DUR      stop after DUR (default: until SIGINT or SIGTERM)\n"
-    "      --no-cupti          no GPU times: do not turn on CUPTI bridges\n"
-    "      --no-inject         do not load the bridge into running CUDA processes\n"
-    "      --buffer-size MIB   ring buffer, a power of two (default 16)\n"
-    "  -v, --verbose           libbpf and attach messages\n"
-    "  -h, --help              this help\n"
+    LIVE_USAGE_OPTS("  ")
     "\n"
     "examples:\n"
     "  sudo gpuspy serve\n"
     "  sudo gpuspy serve --listen 0.0.0.0:9478 --max-series 50\n"
     "  curl -s localhost:9478/metrics | grep gpuspy_container_gpu_busy\n";
+/* clang-format on */
+
+enum { OPT_LISTEN = LIVE_OPT_FIRST_OWN, OPT_MAX_SERIES, OPT_MAX_CLIENTS };
+
+static const struct option long_opts[] = {
+    LIVE_LONG_OPTS,
+    {"grace", required_argument, NULL, LIVE_OPT_GRACE},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"max-series", required_argument, NULL, OPT_MAX_SERIES},
+    {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+    {0},
+};
 
 struct serve_state {
 	struct live_model lm;
@@ -74,81 +81,43 @@ struct serve_state {
 	size_t max_series;
 };
 
-static int parse_args(int argc, char **argv, struct live_opts *lo, struct serve_state *st)
+/* serve's own options; the shared ones are live_cmd.c's */
+static int parse_one(void *view, int c, const char *arg)
 {
-	static const struct option long_opts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"interval", required_argument, NULL, LIVE_OPT_INTERVAL},
-	    {"grace", required_argument, NULL, LIVE_OPT_GRACE},
-	    {"no-cupti", no_argument, NULL, LIVE_OPT_NO_CUPTI},
-	    {"no-inject", no_argument, NULL, LIVE_OPT_NO_INJECT},
-	    {"buffer-size", required_argument, NULL, LIVE_OPT_BUFFER_SIZE},
-	    {"listen", required_argument, NULL, OPT_LISTEN},
-	    {"max-series", required_argument, NULL, OPT_MAX_SERIES},
-	    {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
+	struct serve_state *st = view;
 	uint64_t v;
-	int c, ret;
 
-	optind = 1;
-	opterr = 0; /* gs_option_error() says it in one line */
-	while ((c = getopt_long(argc, argv, ":p:d:vh", long_opts, NULL)) != -1) {
-		ret = live_opts_parse_one(c, optarg, lo);
-		if (ret >= 0)
-			return ret;
-		if (ret == -1)
-			continue;
-		switch (c) {
-		case OPT_LISTEN:
-			st->listen = optarg;
-			break;
-		case OPT_MAX_SERIES:
-			if (gs_parse_u64(optarg, 1, 100000, &v)) {
-				gs_error("invalid value '%s' for --max-series: expected a number "
-					 "from 1 to 100000",
-					 optarg);
-				return GS_EXIT_USAGE;
-			}
-			st->max_series = (size_t)v;
-			break;
-		case OPT_MAX_CLIENTS:
-			if (gs_parse_u64(optarg, 1, 10000, &v)) {
-				gs_error("invalid value '%s' for --max-clients: expected a number "
-					 "from 1 to 10000",
-					 optarg);
-				return GS_EXIT_USAGE;
-			}
-			st->max_clients = (unsigned)v;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return GS_EXIT_OK;
-		default:
-			return gs_option_error("serve", c, argv);
-		}
+	switch (c) {
+	case OPT_MAX_SERIES:
+		if (gs_parse_u64(arg, 1, 100000, &v))
+			return live_bad_value("--max-series", arg, "a number from 1 to 100000");
+		st->max_series = (size_t)v;
+		return LIVE_OPT_TAKEN;
+	case OPT_MAX_CLIENTS:
+		if (gs_parse_u64(arg, 1, 10000, &v))
+			return live_bad_value("--max-clients", arg, "a number from 1 to 10000");
+		st->max_clients = (unsigned)v;
+		return LIVE_OPT_TAKEN;
+	case OPT_LISTEN:
+		st->listen = arg;
+		return LIVE_OPT_TAKEN;
+	default:
+		return LIVE_OPT_NOT_MINE;
 	}
-	if (optind < argc) {
-		gs_error("serve takes no arguments ('%s')", argv[optind]);
-		return GS_EXIT_USAGE;
-	}
-	return -1;
 }
 
 /* Every connection is a descriptor: a limit the process cannot reach is a mistake to report
  * now, not an accept() failing under load later. */
-static int check_max_clients(unsigned max_clients)
+static int check_max_clients(const void *view)
 {
+	const struct serve_state *st = view;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    max_clients <= rl.rlim_cur)
+	    st->max_clients <= rl.rlim_cur)
 		return 0;
-	gs_error("--max-clients %u is above the open-file limit of %llu (ulimit -n)", max_clients,
-		 (unsigned long long)rl.rlim_cur);
+	gs_error("--max-clients %u is above the open-file limit of %llu (ulimit -n)",
+		 st->max_clients, (unsigned long long)rl.rlim_cur);
 	return GS_EXIT_USAGE;
 }
 
@@ -188,47 +157,46 @@ static int start_http(struct serve_state *st)
 	return 0;
 }
 
-int serve_main(int argc, char **argv)
+/* The model with its exporter's bookkeeping, the HTTP server, then the recording. */
+static int run_view(void *view, struct live_opts *lo)
 {
-	struct recorder r = {.cmd = {.go_fd = -1, .exec_fd = -1}};
-	struct serve_state *st = calloc(1, sizeof(*st));
-	struct live_opts lo;
+	struct serve_state *st = view;
 	int ret;
 
-	if (!st)
-		return GS_EXIT_FAILURE;
-	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, DEFAULT_GRACE_NS);
-	st->listen = DEFAULT_LISTEN;
-	st->max_series = DEFAULT_MAX_SERIES;
-	st->max_clients = DEFAULT_MAX_CLIENTS;
-	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
-	 * nothing may start after it */
-	ret = parse_args(argc, argv, &lo, st);
-	if (ret >= 0 || (ret = check_max_clients(st->max_clients)) ||
-	    (ret = live_opts_check(&lo))) {
-		live_opts_free(&lo);
-		free(st);
-		return ret;
-	}
-	live_model_init(&st->lm, lo.grace_ns);
-	serve_metrics_init(&st->sm, st->max_series, (double)lo.interval_ns / 1e9,
-			   (double)lo.grace_ns / 1e9);
+	live_model_init(&st->lm, lo->grace_ns);
+	serve_metrics_init(&st->sm, st->max_series, (double)lo->interval_ns / 1e9,
+			   (double)lo->grace_ns / 1e9);
 	st->lm.on_leave = serve_metrics_on_leave;
 	st->lm.leave_ctx = &st->sm;
-	r.live = st;
-	r.on_tick = on_tick;
 	/* the port first: a taken port is a usage problem to report before any BPF work */
 	ret = start_http(st);
-	ret = ret ?: live_recorder_init(&r, &lo, &st->lm);
-	if (!ret) {
-		recorder_install_signal_handlers();
-		ret = recorder_run_live(&r);
-	}
-	recorder_cleanup(&r);
+	ret = ret ?: live_cmd_record(lo, &st->lm, on_tick, st);
 	http_server_stop(st->http);
 	prom_buf_free(&st->buf);
 	live_model_free(&st->lm);
-	live_opts_free(&lo);
-	free(st);
 	return ret;
+}
+
+static const struct live_cmd serve_cmd = {
+    .name = "serve",
+    .usage = usage,
+    .short_opts = LIVE_SHORT_OPTS,
+    .long_opts = long_opts,
+    .args_hint = "",
+    .interval_ns = DEFAULT_INTERVAL_NS,
+    .grace_ns = DEFAULT_GRACE_NS,
+    .parse_one = parse_one,
+    .check = check_max_clients,
+    .run_view = run_view,
+};
+
+int serve_main(int argc, char **argv)
+{
+	struct serve_state st = {
+	    .listen = DEFAULT_LISTEN,
+	    .max_series = DEFAULT_MAX_SERIES,
+	    .max_clients = DEFAULT_MAX_CLIENTS,
+	};
+
+	return live_cmd_main(&serve_cmd, argc, argv, &st);
 }

@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -27,8 +26,8 @@
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
 
-enum { OPT_ONCE = LIVE_OPT_FIRST_OWN, OPT_FORMAT, OPT_SORT, OPT_GROUP_BY, OPT_ALL };
-
+/* off: clang-format would join LIVE_USAGE_OPTS() to the line before it */
+/* clang-format off */
 static const char usage[] =
     "usage: gpuspy top [-p PID[,PID...]] [--once] [--format text|csv|json] [--sort KEY]\n"
     "                  [--group-by process|container|user] [-n N] [--all] [--interval DUR]\n"
@@ -54,11 +53,7 @@ static const char usage[] =
     "      --all             also idle processes (no CPU, CUDA or GPU activity)\n"
     "      --interval DUR    refresh interval (default 1s)\n"
     "  -d, --duration DUR    stop after DUR\n"
-    "      --no-cupti        no GPU times: do not turn on CUPTI bridges\n"
-    "      --no-inject       do not load the bridge into running CUDA processes\n"
-    "      --buffer-size MIB ring buffer, a power of two (default 16)\n"
-    "  -v, --verbose         libbpf and attach messages\n"
-    "  -h, --help            this help\n"
+    LIVE_USAGE_OPTS("")
     "\n"
     "keys (terminal): q quit, s sort by the next column, g cycle process/container/user\n"
     "\n"
@@ -66,6 +61,20 @@ static const char usage[] =
     "  sudo gpuspy top\n"
     "  sudo gpuspy top --group-by container --sort gpu_busy_pct\n"
     "  sudo gpuspy top --once --format json | jq '.[] | select(.mode != \"-\")'\n";
+/* clang-format on */
+
+enum { OPT_ONCE = LIVE_OPT_FIRST_OWN, OPT_FORMAT, OPT_SORT, OPT_GROUP_BY, OPT_ALL };
+
+static const struct option long_opts[] = {
+    LIVE_LONG_OPTS,
+    {"once", no_argument, NULL, OPT_ONCE},
+    {"format", required_argument, NULL, 'f'},
+    {"sort", required_argument, NULL, 's'},
+    {"group-by", required_argument, NULL, OPT_GROUP_BY},
+    {"limit", required_argument, NULL, 'n'},
+    {"all", no_argument, NULL, OPT_ALL},
+    {0},
+};
 
 struct top_state {
 	struct live_model lm;
@@ -77,94 +86,49 @@ struct top_state {
 	char sort_buf[32];
 };
 
-static int parse_args(int argc, char **argv, struct live_opts *lo, struct top_state *st)
+/* top's own options; the shared ones are live_cmd.c's */
+static int parse_one(void *view, int c, const char *arg)
 {
-	static const struct option long_opts[] = {
-	    {"pid", required_argument, NULL, 'p'},
-	    {"duration", required_argument, NULL, 'd'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"interval", required_argument, NULL, LIVE_OPT_INTERVAL},
-	    {"no-cupti", no_argument, NULL, LIVE_OPT_NO_CUPTI},
-	    {"no-inject", no_argument, NULL, LIVE_OPT_NO_INJECT},
-	    {"buffer-size", required_argument, NULL, LIVE_OPT_BUFFER_SIZE},
-	    {"once", no_argument, NULL, OPT_ONCE},
-	    {"format", required_argument, NULL, 'f'},
-	    {"sort", required_argument, NULL, 's'},
-	    {"group-by", required_argument, NULL, OPT_GROUP_BY},
-	    {"limit", required_argument, NULL, 'n'},
-	    {"all", no_argument, NULL, OPT_ALL},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
+	struct top_state *st = view;
 	uint64_t v;
-	int c, ret;
 
-	optind = 1;
-	opterr = 0; /* gs_option_error() says it in one line */
-	while ((c = getopt_long(argc, argv, ":p:d:vf:s:n:h", long_opts, NULL)) != -1) {
-		ret = live_opts_parse_one(c, optarg, lo);
-		if (ret >= 0)
-			return ret;
-		if (ret == -1)
-			continue;
-		switch (c) {
-		case OPT_ONCE:
-			st->once = true;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				st->view.format = TABLE_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				st->view.format = TABLE_CSV;
-			else if (!strcmp(optarg, "json"))
-				st->view.format = TABLE_JSON;
-			else {
-				gs_error("invalid value '%s' for --format: expected text, csv or "
-					 "json",
-					 optarg);
-				return GS_EXIT_USAGE;
-			}
-			break;
-		case 's':
-			if (!top_sort_key_valid(optarg)) {
-				gs_error("unknown sort key '%s' (see 'gpuspy top --help')", optarg);
-				return GS_EXIT_USAGE;
-			}
-			st->view.sort = optarg;
-			break;
-		case OPT_GROUP_BY:
-			st->view.group_by = group_by_parse(optarg);
-			if (st->view.group_by == GROUP_NONE) {
-				gs_error("invalid value '%s' for --group-by: expected process, "
-					 "container or user",
-					 optarg);
-				return GS_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (gs_parse_u64(optarg, 1, 1000000, &v)) {
-				gs_error(
-				    "invalid value '%s' for --limit: expected a positive number",
-				    optarg);
-				return GS_EXIT_USAGE;
-			}
-			st->view.limit = (size_t)v;
-			break;
-		case OPT_ALL:
-			st->view.all = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return GS_EXIT_OK;
-		default:
-			return gs_option_error("top", c, argv);
+	switch (c) {
+	case OPT_ONCE:
+		st->once = true;
+		return LIVE_OPT_TAKEN;
+	case 'f':
+		if (!strcmp(arg, "text"))
+			st->view.format = TABLE_TEXT;
+		else if (!strcmp(arg, "csv"))
+			st->view.format = TABLE_CSV;
+		else if (!strcmp(arg, "json"))
+			st->view.format = TABLE_JSON;
+		else
+			return live_bad_value("--format", arg, "text, csv or json");
+		return LIVE_OPT_TAKEN;
+	case 's':
+		if (!top_sort_key_valid(arg)) {
+			gs_error("unknown sort key '%s' (see 'gpuspy top --help')", arg);
+			return GS_EXIT_USAGE;
 		}
+		st->view.sort = arg;
+		return LIVE_OPT_TAKEN;
+	case OPT_GROUP_BY:
+		st->view.group_by = group_by_parse(arg);
+		if (st->view.group_by == GROUP_NONE)
+			return live_bad_value("--group-by", arg, "process, container or user");
+		return LIVE_OPT_TAKEN;
+	case 'n':
+		if (gs_parse_u64(arg, 1, 1000000, &v))
+			return live_bad_value("--limit", arg, "a positive number");
+		st->view.limit = (size_t)v;
+		return LIVE_OPT_TAKEN;
+	case OPT_ALL:
+		st->view.all = true;
+		return LIVE_OPT_TAKEN;
+	default:
+		return LIVE_OPT_NOT_MINE;
 	}
-	if (optind < argc) {
-		gs_error("top takes no arguments ('%s'): use -p PID to narrow it", argv[optind]);
-		return GS_EXIT_USAGE;
-	}
-	return -1;
 }
 
 /* Raw keys without echo, so q and s act at once; restored at exit. */
@@ -285,41 +249,40 @@ static int on_tick(struct recorder *r, uint64_t now)
 	return st->interactive ? read_keys(st) : 0;
 }
 
-int top_main(int argc, char **argv)
+/* The model, then the recording until q, --once's snapshot, -d or a signal. */
+static int run_view(void *view, struct live_opts *lo)
 {
-	struct recorder r = {.cmd = {.go_fd = -1, .exec_fd = -1}};
-	struct top_state *st = calloc(1, sizeof(*st));
-	struct live_opts lo;
+	struct top_state *st = view;
 	int ret;
 
-	if (!st)
-		return GS_EXIT_FAILURE;
-	live_opts_defaults(&lo, DEFAULT_INTERVAL_NS, 2 * DEFAULT_INTERVAL_NS);
-	st->view.group_by = GROUP_PROCESS;
-	/* parse_args() returns -1 to go on; --help's 0, like a usage error, is an exit code:
-	 * nothing may start after it */
-	ret = parse_args(argc, argv, &lo, st);
-	if (ret >= 0 || (ret = live_opts_check(&lo))) {
-		live_opts_free(&lo);
-		free(st);
-		return ret;
-	}
 	/* an exited process shows for two refreshes, then goes */
-	live_model_init(&st->lm, 2 * lo.interval_ns);
+	live_model_init(&st->lm, 2 * lo->interval_ns);
 	st->interactive = !st->once && st->view.format == TABLE_TEXT && isatty(STDOUT_FILENO);
-	r.live = st;
-	r.on_tick = on_tick;
-	ret = live_recorder_init(&r, &lo, &st->lm);
-	if (!ret) {
-		recorder_install_signal_handlers();
-		if (st->interactive && isatty(STDIN_FILENO))
-			tty_raw(st);
-		ret = recorder_run_live(&r);
-		tty_restore(st);
-	}
-	recorder_cleanup(&r);
+	/* before the terminal goes raw: a signal must not leave it so */
+	recorder_install_signal_handlers();
+	if (st->interactive && isatty(STDIN_FILENO))
+		tty_raw(st);
+	ret = live_cmd_record(lo, &st->lm, on_tick, st);
+	tty_restore(st);
 	live_model_free(&st->lm);
-	live_opts_free(&lo);
-	free(st);
 	return ret;
+}
+
+/* no --grace: an exited process stays two intervals (run_view) */
+static const struct live_cmd top_cmd = {
+    .name = "top",
+    .usage = usage,
+    .short_opts = LIVE_SHORT_OPTS "f:s:n:",
+    .long_opts = long_opts,
+    .args_hint = ": use -p PID to narrow it",
+    .interval_ns = DEFAULT_INTERVAL_NS,
+    .parse_one = parse_one,
+    .run_view = run_view,
+};
+
+int top_main(int argc, char **argv)
+{
+	struct top_state st = {.view.group_by = GROUP_PROCESS};
+
+	return live_cmd_main(&top_cmd, argc, argv, &st);
 }

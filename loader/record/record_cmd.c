@@ -324,7 +324,7 @@ static int finish_trace(struct recorder *r)
 	return err;
 }
 
-static int check_environment(const struct record_opts *o)
+int recorder_check_environment(const pid_t *pids, size_t npids, const char *verb)
 {
 	int err = privileges_check();
 
@@ -333,16 +333,16 @@ static int check_environment(const struct record_opts *o)
 	err = privileges_check_btf();
 	if (err)
 		return err;
-	for (size_t i = 0; i < o->npids; i++) {
-		pid_t tgid = procfs_tgid_of(o->pids[i]);
+	for (size_t i = 0; i < npids; i++) {
+		pid_t tgid = procfs_tgid_of(pids[i]);
 
 		if (!tgid) {
-			gs_error("cannot attach to pid %d: no such process", o->pids[i]);
+			gs_error("cannot %s pid %d: no such process", verb, pids[i]);
 			return GS_EXIT_NO_TARGET;
 		}
 		/* tracing is per process; a thread id would match nothing */
-		if (tgid != o->pids[i]) {
-			gs_error("pid %d is a thread of process %d: use -p %d", o->pids[i], tgid,
+		if (tgid != pids[i]) {
+			gs_error("pid %d is a thread of process %d: use -p %d", pids[i], tgid,
 				 tgid);
 			return GS_EXIT_USAGE;
 		}
@@ -542,7 +542,7 @@ int record_main(int argc, char **argv)
 		record_opts_free(&r.opts);
 		return ret;
 	}
-	ret = check_environment(&r.opts);
+	ret = recorder_check_environment(r.opts.pids, r.opts.npids, "attach to");
 	if (ret == 0) {
 		recorder_install_signal_handlers();
 		ret = record(&r);

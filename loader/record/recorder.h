@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The state of one `gpuspy record` run, shared by its modules: record_cmd.c (lifecycle and
- * event loop), record_trace.c (what goes into the trace file besides BPF records) and
- * record_targets.c (which processes are traced). */
+/* The state of one `gpuspy record` run, shared by its modules: record_cmd.c (checks,
+ * lifecycle and event loop), record_trace.c (what goes into the trace file besides BPF
+ * records) and record_targets.c (which processes are traced). */
 #ifndef GPUSPY_RECORDER_H
 #define GPUSPY_RECORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "loader/record/launch.h"
@@ -50,6 +51,11 @@ struct recorder {
 };
 
 /* record_cmd.c */
+/* What must hold before any BPF work, for record and the live views alike: privileges, BTF,
+ * and -p pids that exist and are processes, not threads. `verb` says what a missing pid
+ * refuses ("attach to": "cannot attach to pid N: no such process"). 0, or an exit code
+ * (message printed). */
+int recorder_check_environment(const pid_t *pids, size_t npids, const char *verb);
 /* A recording into the writer the caller opened (a sink, for live views): targets, probes,
  * the poll loop until a signal, -d or the targets' exit, calling on_tick after each
  * checkpoint, then detach and the final statistics. An exit code; the caller frees with
