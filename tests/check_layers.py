@@ -6,6 +6,8 @@
     (lib < bpf/records.h < output/trace < output/model < reports, exports < loader/...), never
     one beside it on the same layer; BPF skeletons (build/*.skel.h) belong to loader/ only;
   - no include cycle between modules (x.c and x.h are one module);
+  - a header declares the functions of its own .c file only (x.h: those x.c defines), so no
+    header hides an arrow from the file that defines a function up to the files that call it;
   - at most 15 .c files in a folder, at most 800 lines in a file.
 
 usage: tests/check_layers.py [ROOT]   (default: the repository). Exit 1 with one line per finding.
@@ -40,6 +42,12 @@ CODE_DIRS = ('lib', 'output', 'loader')
 MAX_C_FILES = 15
 MAX_LINES = 800
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# a function defined at file scope (not static): its name before the parameters and the body
+DEFINITION = re.compile(r'^(?!static\b)[a-z][^\n;]*?\b(\w+)\([^;{]*?\)\s*\{', re.M | re.S)
+# a function declared in a header: a prototype at the start of a line, not static inline
+PROTOTYPE = re.compile(r'^(?!typedef\b|static\b|extern\b)[a-z][^\n;{}()]*?\b(\w+)\([^;{}]*\)\s*'
+                       r'(?:__attribute__\(\(.*?\)\))?;', re.M)
+COMMENT = re.compile(r'/\*.*?\*/', re.S)
 
 
 def folder_of(path):
@@ -85,6 +93,23 @@ def check_include(root, src, inc, problems):
     return inc
 
 
+def check_declarations(texts, problems):
+    defined = {}
+    for path, text in texts.items():
+        if path.endswith('.c'):
+            for name in DEFINITION.findall(text):
+                defined.setdefault(name, []).append(path)
+    for path, text in sorted(texts.items()):
+        if not path.endswith('.h'):
+            continue
+        own = path[:-2] + '.c'
+        for name in PROTOTYPE.findall(COMMENT.sub('', text)):
+            where = defined.get(name, [])
+            if where and own not in where:
+                problems.append(f'{path}: declares {name}(), which {where[0]} defines (declare it '
+                                f'in {where[0][:-2]}.h)')
+
+
 def find_cycle(graph):
     state, stack = {}, []
 
@@ -112,10 +137,11 @@ def find_cycle(graph):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
-    problems, graph, c_files = [], {}, {}
+    problems, graph, c_files, texts = [], {}, {}, {}
     for src in code_files(root):
         with open(os.path.join(root, src), errors='replace') as f:
             text = f.read()
+        texts[src] = text
         lines = text.count('\n')
         if lines > MAX_LINES:
             problems.append(f'{src}: {lines} lines (at most {MAX_LINES}: split it by purpose)')
@@ -130,6 +156,7 @@ def main():
         if len(files) > MAX_C_FILES:
             problems.append(f'{folder}/: {len(files)} .c files (at most {MAX_C_FILES}: '
                             'give a capability a folder of its own)')
+    check_declarations(texts, problems)
     cycle = find_cycle(graph)
     if cycle:
         problems.append('include cycle: ' + ' -> '.join(cycle))

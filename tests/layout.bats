@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The layout rules of docs/ARCHITECTURE.md (tests/check_layers.py): includes written from the root
-# and pointing down the layers (lib/ below output/ below loader/), no include cycle, at most 15 .c
-# files a folder and 800 lines a file. The tree passes; copies of it broken one rule at a time fail
+# and pointing down the layers (lib/ below output/ below loader/), no include cycle, headers that
+# declare their own .c file's functions only, at most 15 .c files a folder and 800 lines a file. The tree passes; copies of it broken one rule at a time fail
 # with a line naming the file.
 
 load helpers
@@ -74,4 +74,15 @@ add_include() { # FILE HEADER
 	echo "$output"
 	[[ $output == *'loader/record/: 16 .c files (at most 15'* ]]
 	[[ $output == *'lib/long.h: 801 lines (at most 800'* ]]
+}
+
+@test "a header declaring a function another .c file defines fails, naming that file" {
+	# recorder.h holds the recording's state only; record_targets.h declares this function
+	printf '%s\n' 'int recorder_add_targets(struct recorder *r);' >> "$WORK/loader/record/recorder.h"
+	# and a prototype over two lines, of a function in lib/value_parse.c
+	printf '%s\n' 'int gs_parse_duration_ns(const char *s,' '			  uint64_t *out);' >> "$WORK/lib/clocks.h"
+	run -1 check
+	echo "$output"
+	[[ $output == *'loader/record/recorder.h: declares recorder_add_targets(), which loader/record/record_targets.c defines (declare it in loader/record/record_targets.h)'* ]]
+	[[ $output == *'lib/clocks.h: declares gs_parse_duration_ns(), which lib/value_parse.c defines'* ]]
 }

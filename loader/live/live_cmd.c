@@ -9,6 +9,7 @@
 #include "lib/value_parse.h"
 #include "loader/live/live_cmd.h"
 #include "loader/live/live_model.h"
+#include "loader/record/record_cmd.h"
 #include "loader/record/recorder.h"
 #include "output/trace/trace_writer.h"
 

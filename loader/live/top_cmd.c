@@ -22,6 +22,7 @@
 #include "loader/live/live_model.h"
 #include "loader/live/top_cmd.h"
 #include "loader/live/top_rows.h"
+#include "loader/record/record_cmd.h"
 #include "loader/record/recorder.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL

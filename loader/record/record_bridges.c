@@ -20,6 +20,7 @@
 #include "loader/bridge/cupti_link.h"
 #include "loader/bridge/late_bridges.h"
 #include "loader/probes/cuda_probes.h"
+#include "loader/record/record_bridges.h"
 #include "loader/record/recorder.h"
 #include "output/trace/trace_format.h"
 #include "output/trace/trace_writer.h"

@@ -10,6 +10,7 @@
 #include "lib/messages.h"
 #include "lib/out_file.h"
 #include "loader/bridge/cupti_link.h"
+#include "loader/record/record_trace.h"
 #include "loader/record/recorder.h"
 #include "loader/session/bpf_session.h"
 #include "output/trace/trace_writer.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The state of one `gpuspy record` run, shared by its modules: record_cmd.c (checks,
- * lifecycle and event loop), record_trace.c (what goes into the trace file besides BPF
- * records) and record_targets.c (which processes are traced). */
+/* The state of one `gpuspy record` run (or of a live view's recording), shared by its modules:
+ * record_cmd.c (checks, lifecycle and event loop), record_trace.c (what goes into the trace file
+ * besides BPF records), record_targets.c (which processes are traced) and record_bridges.c
+ * (the CUPTI bridge per target). Each declares its functions in its own header. */
 #ifndef GPUSPY_RECORDER_H
 #define GPUSPY_RECORDER_H
 
@@ -49,46 +50,5 @@ struct recorder {
 	int child_status;
 	bool child_reaped;
 };
-
-/* record_cmd.c */
-/* What must hold before any BPF work, for record and the live views alike: privileges, BTF,
- * and -p pids that exist and are processes, not threads. `verb` says what a missing pid
- * refuses ("attach to": "cannot attach to pid N: no such process"). 0, or an exit code
- * (message printed). */
-int recorder_check_environment(const pid_t *pids, size_t npids, const char *verb);
-/* A recording into the writer the caller opened (a sink, for live views): targets, probes,
- * the poll loop until a signal, -d or the targets' exit, calling on_tick after each
- * checkpoint, then detach and the final statistics. An exit code; the caller frees with
- * recorder_cleanup(). */
-int recorder_run_live(struct recorder *r);
-void recorder_cleanup(struct recorder *r);
-void recorder_install_signal_handlers(void);
-
-/* record_trace.c */
-/* Creates the trace file with its header and TRACE_INFO record; prints why on failure. */
-int recorder_open_trace(struct recorder *r, uint64_t now);
-/* Writes the loss counters (a cumulative LOSS record); `warn` prints each nonzero one. */
-int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn);
-/* A thread's name as a COMM record; a procfs_thread_fn. */
-int recorder_write_comm(void *recorder, pid_t pid, pid_t tid, const char *comm);
-
-/* record_targets.c */
-/* Registers the -p pids (with their existing descendants) in BPF's traced set, or with -a
- * names every process; writes the names of what is traced. */
-int recorder_add_targets(struct recorder *r);
-
-/* record_bridges.c */
-/* A target's CUDA libraries (gs_cuda_lib_role bits) were found at attach: its bridge is noted
- * as present, or it is queued for recorder_load_bridges(). 0 or -ENOMEM/write error. */
-int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles);
-/* A target whose maps gpuspy may not read (ptrace access refused): said and recorded. */
-int recorder_note_unreadable(struct recorder *r, pid_t pid);
-/* Loads the bridge into the queued processes (after the probes are attached). */
-int recorder_load_bridges(struct recorder *r);
-/* Starts loading the bridge into processes whose first CUDA call comes later (late_bridges.h),
- * unless --no-cupti, --no-inject or no bridge. 0 or -errno, said. */
-int recorder_start_late_bridges(struct recorder *r);
-/* The late loads finished since the last call: recorded, new bridges turned on. */
-int recorder_take_late_bridges(struct recorder *r);
 
 #endif /* GPUSPY_RECORDER_H */
