@@ -142,6 +142,8 @@ $(BUILD)/fuzz_http: tests/fuzz/fuzz_http.c loader/live/http_server.c loader/live
 
 # the simulated CUDA stack (tests/fakecuda, docs/FAKECUDA.md): `make fakecuda`
 include tests/fakecuda/fakecuda.mk
+# the stall workloads' GPU library (tests/targets/stalls): `make stalls-targets`
+include tests/targets/stalls/stalls.mk
 include bench/bench.mk
 include cupti_bridge/bridge.mk
 # unit-test programs of modules without BPF (UNIT_BINS)
@@ -178,7 +180,7 @@ test: deps
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(FUZZ_BINS) \
 		$(BUILD)/fuzz_http \
-		$(UNIT_BINS) fakecuda bridge
+		$(UNIT_BINS) fakecuda stalls-targets bridge
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
 # each target for FUZZ_SECONDS, one after the other
@@ -193,7 +195,7 @@ bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 
 FORMAT_FILES = bpf/*.c bpf/*.h $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) tests/targets/*.c tests/targets/lib/*.c \
 	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
-	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h)
+	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h tests/targets/stalls/*.cu)
 
 # the layout rules of docs/ARCHITECTURE.md; tests/layout.bats runs the same check in `make test`
 check-layers:
