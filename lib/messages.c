@@ -60,3 +60,9 @@ int gs_option_error(const char *cmd, int c, char *const argv[])
 		gs_error("unknown option '%s' (see 'gpuspy %s --help')", arg, cmd);
 	return GS_EXIT_USAGE;
 }
+
+int gs_bad_value(const char *opt, const char *value, const char *expected)
+{
+	gs_error("invalid value '%s' for %s: expected %s", value, opt, expected);
+	return GS_EXIT_USAGE;
+}

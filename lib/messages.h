@@ -16,4 +16,7 @@ void gs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * "gpuspy: unknown option '--frob' (see 'gpuspy CMD --help')"; returns GS_EXIT_USAGE. */
 int gs_option_error(const char *cmd, int c, char *const argv[]);
 
+/* "gpuspy: invalid value 'VALUE' for OPT: expected EXPECTED"; returns GS_EXIT_USAGE. */
+int gs_bad_value(const char *opt, const char *value, const char *expected);
+
 #endif /* GPUSPY_MESSAGES_H */

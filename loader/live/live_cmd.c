@@ -23,12 +23,6 @@ static void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64
 	o->ringbuf_bytes = 16u << 20;
 }
 
-int live_bad_value(const char *opt, const char *value, const char *expected)
-{
-	gs_error("invalid value '%s' for %s: expected %s", value, opt, expected);
-	return GS_EXIT_USAGE;
-}
-
 /* A shared option: an exit code for a bad value, else LIVE_OPT_TAKEN or LIVE_OPT_NOT_MINE. */
 static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 {
@@ -39,13 +33,12 @@ static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 		free(o->pids);
 		o->pids = NULL;
 		if (gs_parse_pid_list(arg, &o->pids, &o->npids))
-			return live_bad_value("--pid", arg,
-					      "a comma-separated list of process ids");
+			return gs_bad_value("--pid", arg, "a comma-separated list of process ids");
 		return LIVE_OPT_TAKEN;
 	case 'd':
 		if (gs_parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
-			return live_bad_value("--duration", arg,
-					      "a duration such as 10s, 500ms or 2m");
+			return gs_bad_value("--duration", arg,
+					    "a duration such as 10s, 500ms or 2m");
 		return LIVE_OPT_TAKEN;
 	case 'v':
 		gs_verbose = true;
@@ -53,11 +46,11 @@ static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 	case LIVE_OPT_INTERVAL:
 		if (gs_parse_duration_ns(arg, &o->interval_ns) || o->interval_ns < 100000000ULL ||
 		    o->interval_ns > 3600000000000ULL)
-			return live_bad_value("--interval", arg, "a duration from 100ms to 1h");
+			return gs_bad_value("--interval", arg, "a duration from 100ms to 1h");
 		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_GRACE:
 		if (gs_parse_duration_ns(arg, &o->grace_ns) || o->grace_ns > 86400000000000ULL)
-			return live_bad_value("--grace", arg, "a duration such as 60s or 5m");
+			return gs_bad_value("--grace", arg, "a duration such as 60s or 5m");
 		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_NO_CUPTI:
 		o->cupti = false;
@@ -67,8 +60,8 @@ static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_BUFFER_SIZE:
 		if (gs_parse_u64(arg, 1, 1024, &v) || (v & (v - 1)))
-			return live_bad_value("--buffer-size", arg,
-					      "a power of two from 1 to 1024 (MiB)");
+			return gs_bad_value("--buffer-size", arg,
+					    "a power of two from 1 to 1024 (MiB)");
 		o->ringbuf_bytes = (uint32_t)(v << 20);
 		return LIVE_OPT_TAKEN;
 	default:

@@ -88,8 +88,6 @@ struct live_cmd {
 	int (*run_view)(void *view, struct live_opts *o);
 };
 
-/* "invalid value 'VALUE' for OPT: expected EXPECTED"; returns GS_EXIT_USAGE. */
-int live_bad_value(const char *opt, const char *value, const char *expected);
 /* A live view's whole command: options (defaults from `cmd`), checks, then cmd->run_view.
  * An exit code; --help's is 0. */
 int live_cmd_main(const struct live_cmd *cmd, int argc, char **argv, void *view);

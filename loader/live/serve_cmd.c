@@ -5,10 +5,8 @@
  * answers at once with the last interval's values and no client, however slow or broken,
  * can hold up collection.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/resource.h>
 #include "lib/exit_codes.h"
 #include "lib/messages.h"
@@ -90,12 +88,12 @@ static int parse_one(void *view, int c, const char *arg)
 	switch (c) {
 	case OPT_MAX_SERIES:
 		if (gs_parse_u64(arg, 1, 100000, &v))
-			return live_bad_value("--max-series", arg, "a number from 1 to 100000");
+			return gs_bad_value("--max-series", arg, "a number from 1 to 100000");
 		st->max_series = (size_t)v;
 		return LIVE_OPT_TAKEN;
 	case OPT_MAX_CLIENTS:
 		if (gs_parse_u64(arg, 1, 10000, &v))
-			return live_bad_value("--max-clients", arg, "a number from 1 to 10000");
+			return gs_bad_value("--max-clients", arg, "a number from 1 to 10000");
 		st->max_clients = (unsigned)v;
 		return LIVE_OPT_TAKEN;
 	case OPT_LISTEN:

@@ -7,7 +7,6 @@
  * (keys: q quit, s next sort column, r reverse is not offered: numbers sort descending);
  * otherwise, and with --once, it prints snapshots for scripts.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
@@ -105,7 +104,7 @@ static int parse_one(void *view, int c, const char *arg)
 		else if (!strcmp(arg, "json"))
 			st->view.format = TABLE_JSON;
 		else
-			return live_bad_value("--format", arg, "text, csv or json");
+			return gs_bad_value("--format", arg, "text, csv or json");
 		return LIVE_OPT_TAKEN;
 	case 's':
 		if (!top_sort_key_valid(arg)) {
@@ -117,11 +116,11 @@ static int parse_one(void *view, int c, const char *arg)
 	case OPT_GROUP_BY:
 		st->view.group_by = group_by_parse(arg);
 		if (st->view.group_by == GROUP_NONE)
-			return live_bad_value("--group-by", arg, "process, container or user");
+			return gs_bad_value("--group-by", arg, "process, container or user");
 		return LIVE_OPT_TAKEN;
 	case 'n':
 		if (gs_parse_u64(arg, 1, 1000000, &v))
-			return live_bad_value("--limit", arg, "a positive number");
+			return gs_bad_value("--limit", arg, "a positive number");
 		st->view.limit = (size_t)v;
 		return LIVE_OPT_TAKEN;
 	case OPT_ALL:

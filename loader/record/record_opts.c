@@ -116,12 +116,6 @@ static const struct option long_opts[] = {
     {0},
 };
 
-static int bad_value(const char *opt, const char *value, const char *expected)
-{
-	gs_error("invalid value '%s' for %s: expected %s", value, opt, expected);
-	return GS_EXIT_USAGE;
-}
-
 static void set_defaults(struct record_opts *o)
 {
 	time_t now = time(NULL);
@@ -150,7 +144,7 @@ static int parse_buffer_size(const char *arg, struct record_opts *o)
 	uint64_t mib;
 
 	if (gs_parse_u64(arg, 1, 1024, &mib) || (mib & (mib - 1)))
-		return bad_value("--buffer-size", arg, "a power of two from 1 to 1024 (MiB)");
+		return gs_bad_value("--buffer-size", arg, "a power of two from 1 to 1024 (MiB)");
 	o->ringbuf_bytes = (uint32_t)(mib << 20);
 	return -1;
 }
@@ -163,7 +157,7 @@ static int parse_user(const char *arg, struct record_opts *o)
 	o->run_as_user = false;
 	err = run_as_resolve(arg, &o->run_as);
 	if (err == -ENOENT)
-		return bad_value("--user", arg, "a user name or uid of the passwd database");
+		return gs_bad_value("--user", arg, "a user name or uid of the passwd database");
 	if (err) {
 		gs_error("cannot look up user '%s': %s", arg, strerror(-err));
 		return GS_EXIT_FAILURE;
@@ -185,12 +179,13 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case 'd':
 		if (gs_parse_duration_ns(arg, &o->duration_ns) || !o->duration_ns)
-			return bad_value("--duration", arg, "a duration such as 10s, 500ms or 2m");
+			return gs_bad_value("--duration", arg,
+					    "a duration such as 10s, 500ms or 2m");
 		return -1;
 	case 'p':
 		free(o->pids);
 		if (gs_parse_pid_list(arg, &o->pids, &o->npids))
-			return bad_value("--pid", arg, "a comma-separated list of process ids");
+			return gs_bad_value("--pid", arg, "a comma-separated list of process ids");
 		return -1;
 	case 'a':
 		o->trace_all = true;
@@ -215,24 +210,24 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_SAMPLE_HZ:
 		if (gs_parse_u64(arg, 0, 10000, &v))
-			return bad_value("--sample-hz", arg, "a number from 0 to 10000");
+			return gs_bad_value("--sample-hz", arg, "a number from 0 to 10000");
 		o->sample_hz = (uint32_t)v;
 		return -1;
 	case OPT_OSRT_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->osrt_threshold_ns))
-			return bad_value("--osrt-threshold", arg,
-					 "a duration such as 1000ns or 1ms");
+			return gs_bad_value("--osrt-threshold", arg,
+					    "a duration such as 1000ns or 1ms");
 		return -1;
 	case OPT_OFFCPU_THRESHOLD:
 		if (gs_parse_duration_ns(arg, &o->offcpu_threshold_ns))
-			return bad_value("--offcpu-threshold", arg,
-					 "a duration such as 1000ns or 1ms");
+			return gs_bad_value("--offcpu-threshold", arg,
+					    "a duration such as 1000ns or 1ms");
 		return -1;
 	case OPT_STATS_INTERVAL:
 		if (gs_parse_duration_ns(arg, &o->stats_interval_ns) ||
 		    (o->stats_interval_ns && o->stats_interval_ns < 100000000ULL))
-			return bad_value("--stats-interval", arg,
-					 "0 or a duration of at least 100ms");
+			return gs_bad_value("--stats-interval", arg,
+					    "0 or a duration of at least 100ms");
 		return -1;
 	case OPT_BUFFER_SIZE:
 		return parse_buffer_size(arg, o);
@@ -240,7 +235,7 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return parse_user(arg, o);
 	case OPT_MAX_STAT_KEYS:
 		if (gs_parse_u64(arg, 64, 1u << 22, &v))
-			return bad_value("--max-stat-keys", arg, "a number from 64 to 4194304");
+			return gs_bad_value("--max-stat-keys", arg, "a number from 64 to 4194304");
 		o->max_stat_keys = (uint32_t)v;
 		return -1;
 	case 'q':

@@ -69,24 +69,6 @@ const char *gpu_nvtx_style_name(uint32_t kind)
 	}
 }
 
-const char *gpu_bridge_state_name(uint32_t state)
-{
-	switch (state) {
-	case GS_BRIDGE_ACTIVE:
-		return "active";
-	case GS_BRIDGE_INACTIVE:
-		return "inactive";
-	case GS_BRIDGE_CUPTI_BUSY:
-		return "cupti busy";
-	case GS_BRIDGE_CUPTI_ERROR:
-		return "error";
-	case GS_BRIDGE_FLUSHED:
-		return "flushed";
-	default:
-		return "unknown";
-	}
-}
-
 /* CUPTI names runtime callbacks with the version that introduced them ("_v3020", "_v11060");
  * driver callbacks are the exported names themselves, where "_v2" is part of the symbol. */
 void gpu_api_function(const char *cupti_name, char *buf, size_t len)
