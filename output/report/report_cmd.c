@@ -11,6 +11,7 @@
 #include "lib/value_parse.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
+#include "output/model/steps.h"
 #include "output/report/base/report_groups.h"
 #include "output/report/cuda/cuda_reports.h"
 #include "output/report/gpu/gpu_reports.h"
@@ -20,13 +21,14 @@
 
 #define MAX_REPORTS 32
 
-enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY };
+enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY, OPT_STEPS_BY };
 
 static const char usage[] =
     "usage: gpuspy report FILE [--report NAME[,NAME...]]\n"
     "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
     "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
     "                          [--group-by process|container|user]\n"
+    "                          [--steps-by nvtx:NAME|py:FUNCTION]\n"
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
@@ -50,6 +52,11 @@ static const char usage[] =
     "      --group-by-stack N  ops: one row per operator and Python stack (its top N\n"
     "                       frames, shown as Source Location), as torch.profiler's\n"
     "                       key_averages(group_by_stack_n=N)\n"
+    "      --steps-by HOW   steps: how a step is marked instead of gpuspy finding it\n"
+    "                       (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
+    "                       stacks): nvtx:NAME, each NVTX range whose name starts with\n"
+    "                       NAME; py:FUNCTION, each call of a Python function (its\n"
+    "                       qualname, e.g. Trainer.training_step)\n"
     "      --group-by KIND  every report per process, per container (docker, containerd,\n"
     "                       cri-o, podman, Kubernetes pod, systemd service: parsed from\n"
     "                       the cgroup) or per user: text prints each group's tables in\n"
@@ -156,6 +163,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {"group-by-stack", required_argument, NULL, OPT_GROUP_BY_STACK},
 	    {"group-by", required_argument, NULL, OPT_GROUP_BY},
+	    {"steps-by", required_argument, NULL, OPT_STEPS_BY},
 	    {0},
 	};
 	uint64_t v;
@@ -200,6 +208,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					 optarg);
 				ret = GS_EXIT_USAGE;
 			}
+			break;
+		case OPT_STEPS_BY:
+			if (!steps_by_valid(optarg))
+				ret =
+				    gs_bad_value("--steps-by", optarg, "nvtx:NAME or py:FUNCTION");
+			o->params.steps_by = optarg;
 			break;
 		case 'l':
 			list_reports();
@@ -484,8 +498,7 @@ static unsigned model_needs(const struct report_opts *o)
 	unsigned keep = 0;
 
 	for (size_t i = 0; i < o->nreports; i++) {
-		if (o->reports[i] == &report_python || o->reports[i] == &report_python_stacks)
-			keep |= TRACE_MODEL_PY_STACKS;
+		keep |= o->reports[i]->needs;
 		if (o->reports[i] == &report_ops)
 			keep |= TRACE_MODEL_OP_CALLS |
 				(o->params.group_by_stack ? TRACE_MODEL_PY_STACKS : 0);

@@ -31,6 +31,7 @@ const struct report_def *const report_all[] = {
     &report_ops,
     &report_python,
     &report_python_stacks,
+    &report_steps,
     NULL,
 };
 

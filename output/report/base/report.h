@@ -26,6 +26,7 @@
 /* Options of `gpuspy report` that only some reports take. */
 struct report_params {
 	unsigned group_by_stack; /* ops: rows by name and the top N Python frames (0: by name) */
+	const char *steps_by;	 /* steps: "nvtx:NAME" or "py:FUNCTION"; NULL: found by itself */
 };
 
 struct report_def {
@@ -34,6 +35,7 @@ struct report_def {
 	const struct table_col *cols;
 	size_t ncols;
 	const char *default_sort; /* a column's JSON key */
+	unsigned needs;		  /* the optional model parts it reads (TRACE_MODEL_*) */
 	int (*build)(const struct trace_model *m, struct table *t);
 	/* reports whose rows cost work each (gpu_idle reads the trace again): told how many rows
 	 * --limit will keep (0: all), so they can spend that work on those only */

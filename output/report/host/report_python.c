@@ -380,4 +380,5 @@ const struct report_def report_python = {
     .default_sort = "total_ns",
     .build = build,
     .collapsed = collapsed,
+    .needs = TRACE_MODEL_PY_STACKS,
 };

@@ -82,4 +82,5 @@ const struct report_def report_python_stacks = {
     .cols = cols,
     .ncols = C_NCOLS,
     .build = build,
+    .needs = TRACE_MODEL_PY_STACKS,
 };

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Training steps (iterations) as gpuspy finds them, per process: the list every way of finding
+ * them fills (steps_nvtx.c from NVTX ranges, steps_py.c from the Python stacks) and steps.c
+ * returns.
+ */
+#ifndef GPUSPY_STEP_LIST_H
+#define GPUSPY_STEP_LIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One step of one process: [start, end) on CLOCK_MONOTONIC, on the thread that runs the loop. */
+struct step {
+	uint32_t pid, tid;
+	uint32_t index; /* 0, 1, ... within its process */
+	uint64_t start, end;
+};
+
+/* How a process's steps were found, said in the report ("py-loop train (train.py:42)"). */
+struct step_origin {
+	uint32_t pid, tid;
+	char how[192];
+	size_t first, n; /* its steps: list.v[first .. first + n) */
+};
+
+struct step_list {
+	struct step *v; /* by process, in time order within one */
+	size_t n, cap;
+	struct step_origin *origins;
+	size_t norigins, origins_cap;
+};
+
+/* Starts a process's steps (found by `how`); 0, or -1 out of memory. */
+int step_list_begin(struct step_list *l, uint32_t pid, uint32_t tid, const char *how);
+/* Appends a step to the process begun last; 0, or -1 out of memory. */
+int step_list_add(struct step_list *l, uint64_t start, uint64_t end);
+/* Drops the process begun last (it had too few steps to be a loop). */
+void step_list_drop_last(struct step_list *l);
+void step_list_free(struct step_list *l);
+
+#endif /* GPUSPY_STEP_LIST_H */

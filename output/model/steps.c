@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/* Finding steps, the preferred way per process (steps.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "output/model/steps.h"
+#include "output/model/steps_nvtx.h"
+#include "output/model/steps_py.h"
+
+/* torch.profiler's step ranges (profiler.step()), which Lightning's and HF's loops mark too */
+#define PROFILER_STEP "ProfilerStep#"
+
+bool steps_by_valid(const char *by)
+{
+	return (!strncmp(by, "nvtx:", 5) && by[5]) || (!strncmp(by, "py:", 3) && by[3]);
+}
+
+/* The pids that have steps already: those of the list's origins. */
+static uint32_t *found_pids(const struct step_list *l, size_t *n)
+{
+	uint32_t *pids = malloc((l->norigins ? l->norigins : 1) * sizeof(*pids));
+
+	if (!pids)
+		return NULL;
+	for (size_t i = 0; i < l->norigins; i++)
+		pids[i] = l->origins[i].pid;
+	*n = l->norigins;
+	return pids;
+}
+
+static int find_preferred(const struct trace_model *m, struct step_list *out, char *err,
+			  size_t errlen)
+{
+	uint32_t *skip;
+	size_t nskip;
+	int ret;
+
+	if (steps_nvtx_find(m->path, m->filter, PROFILER_STEP, out, err, errlen))
+		return -1;
+	skip = found_pids(out, &nskip);
+	if (!skip) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ret = steps_py_find(&m->py, NULL, skip, nskip, out);
+	free(skip);
+	if (ret)
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+int steps_find(const struct trace_model *m, const char *by, struct step_list *out, char *err,
+	       size_t errlen)
+{
+	if (!by)
+		return find_preferred(m, out, err, errlen);
+	if (!strncmp(by, "nvtx:", 5))
+		return steps_nvtx_find(m->path, m->filter, by + 5, out, err, errlen);
+	if (steps_py_find(&m->py, by + 3, NULL, 0, out)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
