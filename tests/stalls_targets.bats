@@ -8,13 +8,8 @@
 # bats file_tags=stalls
 
 load helpers
+load lib/stalls
 bats_require_minimum_version 1.5.0
-
-PYTHON=/usr/bin/python3 # Debian's: python3-torch is installed for this interpreter only
-SRC=$ROOT/tests/targets/stalls
-LIB=$BUILD/targets/stalls/libsteps_kernels.so
-FC=$BUILD/fakecuda
-STEPS=5 # not the default (12): the count must be the one asked for
 
 setup() {
 	[ -x "$PYTHON" ] || skip "needs $PYTHON"
@@ -23,11 +18,6 @@ setup() {
 
 teardown() {
 	rm -rf "$WORK"
-}
-
-require_steps_lib() {
-	[ -e "$LIB" ] && [ -e "$FC/libcudart.so.13" ] ||
-		skip "needs the CUDA toolkit (nvcc, NVIDIA's headers) and 'make fakecuda stalls-targets'"
 }
 
 # Runs a workload for $STEPS steps; its stdout goes to $WORK/KIND.out, its stderr to

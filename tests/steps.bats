@@ -2,18 +2,13 @@
 # Training steps found without code changes (gpuspy report --report steps, output/model/steps.h),
 # checked against the stall workloads' own step boundaries (tests/targets/stalls: each prints one
 # STEP line per step, on the clock of gpuspy's records): the count exactly, on the thread that
-# runs the loop, each found start inside the workload's step (tests/lib/check_steps.py). By the Python step loop (GPU
-# programs on the simulated GPU, a real DataLoader, a CPU-only loop), by ProfilerStep#N NVTX
-# ranges, and by --steps-by.
+# runs the loop, each found start inside the workload's step (tests/lib/check_steps.py). By the
+# Python step loop (GPU programs on the simulated GPU, a real DataLoader, CPU-only loops), by
+# ProfilerStep#N NVTX ranges, and by --steps-by.
 
 load helpers
+load lib/stalls
 bats_require_minimum_version 1.5.0
-
-PYTHON=/usr/bin/python3 # Debian's: python3-torch is installed for this interpreter only
-SRC=$ROOT/tests/targets/stalls
-LIB=$BUILD/targets/stalls/libsteps_kernels.so
-FC=$BUILD/fakecuda
-STEPS=5
 
 setup() {
 	require_root
@@ -23,11 +18,6 @@ setup() {
 
 teardown() {
 	rm -rf "$WORK"
-}
-
-require_steps_lib() {
-	[ -e "$LIB" ] && [ -e "$FC/libcudart.so.13" ] ||
-		skip "needs the CUDA toolkit (nvcc, NVIDIA's headers) and 'make fakecuda stalls-targets'"
 }
 
 # Records a workload for $STEPS steps into $WORK/KIND.gpuspy, its output in $WORK/KIND.out.

@@ -260,7 +260,8 @@ static const struct candidate *choose_loop(const struct candidate *c, size_t n)
 		if (c[i].span > longest && (!main_loops || c[i].tid == c[i].pid))
 			longest = c[i].span;
 	for (size_t i = 0; i < n; i++) {
-		if (c[i].span * 2 < longest || (main_loops && c[i].tid != c[i].pid))
+		/* span < longest / 2, rounded up: a span doubled could overflow */
+		if (c[i].span < longest - longest / 2 || (main_loops && c[i].tid != c[i].pid))
 			continue;
 		if (!best || c[i].depth > best->depth ||
 		    (c[i].depth == best->depth && c[i].span > best->span))
@@ -377,6 +378,8 @@ static int emit_process(struct finder *f, uint32_t pid, struct step_list *out)
 	if (f->function)
 		return emit_function(f, pid, out);
 	loop = choose_loop(f->cands, f->ncands);
+	if (!loop)
+		return 0;
 	describe(f, loop, how, sizeof(how));
 	if (step_list_begin(out, pid, loop->tid, how))
 		return -1;

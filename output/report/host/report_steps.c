@@ -28,7 +28,8 @@ static int add_steps(const struct step_list *l, const struct step_origin *o, str
 		row[C_TID].u = l->v[i].tid;
 		row[C_STEP].u = l->v[i].index;
 		row[C_START].u = l->v[i].start;
-		row[C_DURATION].u = l->v[i].end - l->v[i].start;
+		/* a corrupt file may end a step before it starts */
+		row[C_DURATION].u = l->v[i].end > l->v[i].start ? l->v[i].end - l->v[i].start : 0;
 	}
 	return 0;
 }

@@ -1,0 +1,12 @@
+# The stall workloads (tests/targets/stalls) as the suites run them: stalls_targets.bats (the
+# workloads alone) and steps.bats (recorded by gpuspy). Load after helpers.
+PYTHON=/usr/bin/python3 # Debian's: python3-torch is installed for this interpreter only
+SRC=$ROOT/tests/targets/stalls
+LIB=$BUILD/targets/stalls/libsteps_kernels.so
+FC=$BUILD/fakecuda
+STEPS=5 # not the workloads' default (12): the count must be the one asked for
+
+require_steps_lib() {
+	[ -e "$LIB" ] && [ -e "$FC/libcudart.so.13" ] ||
+		skip "needs the CUDA toolkit (nvcc, NVIDIA's headers) and 'make fakecuda stalls-targets'"
+}
