@@ -69,6 +69,21 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 	check_steps lock_wait "python loop in train (lock_wait.py:"
 }
 
+@test "steps: a real PyTorch loop whose body is one call: its warm-up and measured iterations" {
+	"$PYTHON" -c 'import torch' 2> /dev/null || skip "needs python3-torch for $PYTHON"
+	# tests/targets/torch/train_loop.py: run(2) to warm up, then run(--iters), each iteration
+	# one call of step() (zero_grad, forward, backward, optimizer step: operators on 4 lines)
+	run "$GPUSPY" record -f -o "$WORK/torch.gpuspy" -- "$PYTHON" "$ROOT/tests/targets/torch/train_loop.py" \
+		--iters 7
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"DONE 7"* ]]
+	"$GPUSPY" report "$WORK/torch.gpuspy" --report steps --format json > "$WORK/torch.json"
+	jq -e 'length == 9 and all(.[]; .found_by | startswith("python loop in step (train_loop.py:"))' \
+		"$WORK/torch.json"
+	jq -e '[.[].step] == [range(9)]' "$WORK/torch.json"
+}
+
 @test "steps: a launch-bound loop of 100 launches a step" {
 	require_steps_lib
 	# 100, not the workload's 1000: at 1000 the ring buffer overflows here (counted losses) and

@@ -16,7 +16,12 @@
  * the longest (a training script's outer frames do not loop; a helper called every step loops
  * only briefly). Python's standard library is never a step loop: its loops are the import
  * machinery's (<frozen importlib...>), queue feeders, selectors and the like, while a training
- * loop is the script's own or a framework's (site-packages, dist-packages).
+ * loop is the script's own or a framework's (site-packages, dist-packages). Every call of the
+ * chosen function at that depth gives its iterations (a warm-up run, one call per epoch).
+ *
+ * A stack names each frame's code object, not the call: calls of one function that follow each
+ * other with nothing between are one segment. So a loop whose body is a single call is found in
+ * the callee, whose lines come back once a call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,6 +373,12 @@ static bool dataloader_worker(const struct finder *f)
 	return false;
 }
 
+static bool same_loop(const struct candidate *a, const struct candidate *b)
+{
+	return a->tid == b->tid && a->depth == b->depth && a->frame->addr == b->frame->addr &&
+	       a->frame->stamp == b->frame->stamp;
+}
+
 static int emit_process(struct finder *f, uint32_t pid, struct step_list *out)
 {
 	const struct candidate *loop;
@@ -383,7 +394,13 @@ static int emit_process(struct finder *f, uint32_t pid, struct step_list *out)
 	describe(f, loop, how, sizeof(how));
 	if (step_list_begin(out, pid, loop->tid, how))
 		return -1;
-	return emit_loop(f, loop, out);
+	/* every call of the loop's function at that depth: a warm-up run and the measured one, or
+	 * one call per epoch, are all the loop's iterations (candidates of one depth were closed
+	 * in time order) */
+	for (size_t i = 0; i < f->ncands; i++)
+		if (same_loop(&f->cands[i], loop) && emit_loop(f, &f->cands[i], out))
+			return -1;
+	return 0;
 }
 
 int steps_py_find(const struct py_model *pm, const char *function, const uint32_t *skip_pids,
