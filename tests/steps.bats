@@ -92,10 +92,10 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 	check_steps launch_bound "python loop in train (launch_bound.py:"
 }
 
-@test "steps: ProfilerStep#N NVTX ranges come first, each starting within 0.1 ms of the range the workload opened" {
+@test "steps: ProfilerStep#N NVTX ranges come first, each within 1 ms of where the workload opened it" {
 	require_steps_lib
 	record_workload host_compute --nvtx
-	check_steps host_compute "nvtx ranges ProfilerStep#*" 100000
+	check_steps host_compute "nvtx ranges ProfilerStep#*" 1000000
 }
 
 @test "steps: --steps-by py:FUNCTION makes each call a step; nvtx:NAME ranges named otherwise" {
@@ -103,7 +103,7 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 	record_workload host_compute --nvtx
 	# preprocess() runs once at the start of each step
 	check_steps host_compute "py:preprocess (each call)" inside --steps-by py:preprocess
-	check_steps host_compute "nvtx ranges Profiler*" 100000 --steps-by nvtx:Profiler
+	check_steps host_compute "nvtx ranges Profiler*" 1000000 --steps-by nvtx:Profiler
 	"$GPUSPY" report "$WORK/host_compute.gpuspy" --report steps --format json \
 		--steps-by nvtx:NoSuchRange > "$WORK/none.json"
 	jq -e 'length == 0' "$WORK/none.json"

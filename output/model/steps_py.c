@@ -49,6 +49,7 @@ struct segment {
 	uint64_t addr;
 	uint32_t stamp;
 	bool open, excluded;
+	bool importing;		  /* the frame is Python's import machinery */
 	size_t first, last;	  /* by_thread positions */
 	struct line_table events; /* at syscalls, CUDA calls and operators */
 	struct line_table all;	  /* ... and CPU samples */
@@ -98,6 +99,14 @@ static bool standard_library(const char *filename)
 	if (!strncmp(filename, "<frozen ", 8))
 		return true;
 	return lib && !strstr(lib, "-packages/");
+}
+
+static bool import_machinery(const struct finder *f, const struct py_frame *fr)
+{
+	const char *filename;
+
+	py_frame_symbol(f->pm, fr, NULL, &filename, NULL);
+	return !strncmp(filename, "<frozen importlib", 17);
 }
 
 static bool wanted(const struct finder *f, const struct py_frame *fr)
@@ -181,7 +190,9 @@ static int close_segment(struct finder *f, struct segment *g, uint32_t depth)
 	g->open = false;
 	if (g->excluded)
 		return 0;
-	if (!f->function && (steps = loop_steps(g, &anchor, &by_samples)) < 2)
+	/* a call that ran its loop body once is kept too: when something between two calls of the
+	 * loop's function split them, it is one of the loop's iterations */
+	if (!f->function && !(steps = loop_steps(g, &anchor, &by_samples)))
 		return 0;
 	first = stack_at(f->pm, g->first);
 	last = stack_at(f->pm, g->last);
@@ -203,10 +214,15 @@ static int close_segment(struct finder *f, struct segment *g, uint32_t depth)
 	return 0;
 }
 
-static void open_segment(struct finder *f, struct segment *g, const struct py_frame *fr, size_t pos)
+/* `importing`: a frame below it imports a module, so it is a module's top-level code (or what
+ * that calls) running once at import, never a training loop (torch's import runs loops for
+ * longer than a short training run). */
+static void open_segment(struct finder *f, struct segment *g, const struct py_frame *fr, size_t pos,
+			 bool importing)
 {
 	g->open = true;
-	g->excluded = !wanted(f, fr);
+	g->importing = import_machinery(f, fr);
+	g->excluded = importing || !wanted(f, fr);
 	g->addr = fr->addr;
 	g->stamp = fr->stamp;
 	g->first = g->last = pos;
@@ -221,6 +237,7 @@ static int scan_thread(struct finder *f, size_t begin, size_t end)
 	for (size_t pos = begin; pos < end; pos++) {
 		const struct py_stack *s = stack_at(f->pm, pos);
 		uint32_t depths = s->nframes > f->nopen ? s->nframes : f->nopen;
+		bool importing = false;
 
 		if (!usable(s))
 			continue;
@@ -232,13 +249,15 @@ static int scan_thread(struct finder *f, size_t begin, size_t end)
 			if (g->open && fr && fr->addr == g->addr && fr->stamp == g->stamp) {
 				g->last = pos;
 				note_stack(g, s, fr->line);
+				importing |= g->importing;
 				continue;
 			}
 			if (close_segment(f, g, d))
 				return -1;
 			if (fr) {
-				open_segment(f, g, fr, pos);
+				open_segment(f, g, fr, pos, importing);
 				note_stack(g, s, fr->line);
+				importing |= g->importing;
 			}
 		}
 		f->nopen = s->nframes;
@@ -260,11 +279,13 @@ static const struct candidate *choose_loop(const struct candidate *c, size_t n)
 	bool main_loops = false;
 
 	for (size_t i = 0; i < n; i++)
-		main_loops |= c[i].tid == c[i].pid;
+		main_loops |= c[i].tid == c[i].pid && c[i].steps >= 2;
 	for (size_t i = 0; i < n; i++)
-		if (c[i].span > longest && (!main_loops || c[i].tid == c[i].pid))
+		if (c[i].steps >= 2 && c[i].span > longest && (!main_loops || c[i].tid == c[i].pid))
 			longest = c[i].span;
 	for (size_t i = 0; i < n; i++) {
+		if (c[i].steps < 2)
+			continue;
 		/* span < longest / 2, rounded up: a span doubled could overflow */
 		if (c[i].span < longest - longest / 2 || (main_loops && c[i].tid != c[i].pid))
 			continue;
