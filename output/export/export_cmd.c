@@ -119,10 +119,7 @@ int export_main(int argc, char **argv)
 				export = export_kineto;
 				suffix = ".kineto.json";
 			} else if (strcmp(optarg, "chrome")) {
-				gs_error(
-				    "invalid value '%s' for --format: expected chrome or kineto",
-				    optarg);
-				return GS_EXIT_USAGE;
+				return gs_bad_value("--format", optarg, "chrome or kineto");
 			}
 			break;
 		case 'o':

@@ -131,12 +131,8 @@ static int parse_format(const char *arg, struct report_opts *o)
 		*fmt = TABLE_CSV;
 	else if (!strcmp(arg, "json"))
 		*fmt = TABLE_JSON;
-	else {
-		gs_error("invalid value '%s' for --format: expected text, csv, json, collapsed "
-			 "or collapsed-ns",
-			 arg);
-		return GS_EXIT_USAGE;
-	}
+	else
+		return gs_bad_value("--format", arg, "text, csv, json, collapsed or collapsed-ns");
 	return 0;
 }
 
@@ -183,12 +179,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->sort = optarg;
 			break;
 		case 'n':
-			if (gs_parse_u64(optarg, 1, UINT32_MAX, &o->limit)) {
-				gs_error(
-				    "invalid value '%s' for --limit: expected a positive number",
-				    optarg);
-				ret = GS_EXIT_USAGE;
-			}
+			if (gs_parse_u64(optarg, 1, UINT32_MAX, &o->limit))
+				ret = gs_bad_value("--limit", optarg, "a positive number");
 			break;
 		case OPT_GROUP_BY_STACK:
 			if (gs_parse_u64(optarg, 1, GS_PY_MAX_FRAMES, &v)) {
@@ -202,12 +194,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_GROUP_BY:
 			o->group_by = group_by_parse(optarg);
-			if (o->group_by == GROUP_NONE) {
-				gs_error("invalid value '%s' for --group-by: expected process, "
-					 "container or user",
-					 optarg);
-				ret = GS_EXIT_USAGE;
-			}
+			if (o->group_by == GROUP_NONE)
+				ret = gs_bad_value("--group-by", optarg,
+						   "process, container or user");
 			break;
 		case OPT_STEPS_BY:
 			if (!steps_by_valid(optarg))
@@ -405,12 +394,6 @@ static int print_reports(const struct trace_model *m, const struct report_opts *
 	bool keyed = o->format == TABLE_JSON && o->nreports > 1;
 	int ret = 0;
 
-	if (o->sort && !sort_key_known(o)) {
-		gs_error(
-		    "no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
-		    o->sort);
-		return GS_EXIT_USAGE;
-	}
 	if (o->format == TABLE_TEXT)
 		print_header(m, stdout);
 	else if (trace_model_loss_total(m))
@@ -638,12 +621,6 @@ static int print_groups(const struct trace_model *m, const struct report_opts *o
 	struct trace_model gm;
 	int ret = 0;
 
-	if (o->sort && !sort_key_known(o)) {
-		gs_error(
-		    "no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
-		    o->sort);
-		return GS_EXIT_USAGE;
-	}
 	if (report_groups_build(m, o->group_by, &groups, &ngroups) ||
 	    (o->format != TABLE_TEXT && grouped_init(&tables, o))) {
 		gs_error("out of memory grouping the processes");
@@ -688,10 +665,17 @@ int report_main(int argc, char **argv)
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);
-	if (o.folded)
+	/* the default reports are known once the trace is loaded */
+	if (!o.folded && o.sort && !sort_key_known(&o)) {
+		gs_error(
+		    "no selected report has a column '%s' to sort by (see 'gpuspy report --list')",
+		    o.sort);
+		ret = GS_EXIT_USAGE;
+	} else if (o.folded) {
 		ret = print_folded(&m, &o);
-	else
+	} else {
 		ret = o.group_by ? print_groups(&m, &o) : print_reports(&m, &o);
+	}
 	trace_model_free(&m);
 	return ret;
 }
