@@ -3,7 +3,7 @@
 
   - every project include is written from the root ("lib/key_index.h") and names a file that exists;
   - includes point down the layers: a folder includes itself or a folder of a lower layer only
-    (lib < bpf/records.h < output/trace < output/model < reports, exports < loader/...), never
+    (lib < bpf/records.h < output/trace < output/model < output/analysis < reports, exports < loader/...), never
     one beside it on the same layer; BPF skeletons (build/*.skel.h) belong to loader/ only;
   - no include cycle between modules (x.c and x.h are one module);
   - a header declares the functions of its own .c file only (x.h: those x.c defines), so no
@@ -23,12 +23,13 @@ LAYERS = [
     ('output/trace', 2),
     ('output/model/gpu', 3),
     ('output/model', 4),
-    ('output/report/base', 5),
-    ('output/export', 5),
-    ('output/report/cuda', 6),
-    ('output/report/gpu', 6),
-    ('output/report/host', 6),
-    ('output/report', 7),
+    ('output/analysis', 5),  # answers read from the model: steps, where their time went, stalls
+    ('output/report/base', 6),
+    ('output/export', 6),
+    ('output/report/cuda', 7),
+    ('output/report/gpu', 7),
+    ('output/report/host', 7),
+    ('output/report', 8),
     ('loader/proc', 10),
     ('loader/session', 11),
     ('loader/python', 12),

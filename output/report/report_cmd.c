@@ -11,7 +11,7 @@
 #include "lib/value_parse.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
-#include "output/model/steps.h"
+#include "output/analysis/steps.h"
 #include "output/report/base/report_groups.h"
 #include "output/report/cuda/cuda_reports.h"
 #include "output/report/gpu/gpu_reports.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* steps: the training steps (iterations) gpuspy found in each process, and how it found them
- * (output/model/steps.h). */
+ * (output/analysis/steps.h). */
 #include "lib/messages.h"
-#include "output/model/steps.h"
+#include "output/analysis/steps.h"
 #include "output/report/base/report.h"
 #include "output/report/host/host_reports.h"
 

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "output/model/steps.h"
-#include "output/model/steps_nvtx.h"
-#include "output/model/steps_py.h"
+#include "output/analysis/steps.h"
+#include "output/analysis/steps_nvtx.h"
+#include "output/analysis/steps_py.h"
 
 /* torch.profiler's step ranges (profiler.step()), which Lightning's and HF's loops mark too */
 #define PROFILER_STEP "ProfilerStep#"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "lib/array_grow.h"
-#include "output/model/step_list.h"
+#include "output/analysis/step_list.h"
 
 int step_list_begin(struct step_list *l, uint32_t pid, uint32_t tid, const char *how)
 {

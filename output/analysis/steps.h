@@ -9,7 +9,7 @@
 #define GPUSPY_STEPS_H
 
 #include <stddef.h>
-#include "output/model/step_list.h"
+#include "output/analysis/step_list.h"
 #include "output/model/trace_model.h"
 
 /* Whether `by` is a --steps-by value steps_find() takes. */

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
-#include "output/model/steps_py.h"
+#include "output/analysis/steps_py.h"
 
 #define MAX_LOOP_LINES 256 /* a frame visiting more distinct lines is no loop body we can read */
 

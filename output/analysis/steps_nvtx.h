@@ -4,7 +4,7 @@
 #define GPUSPY_STEPS_NVTX_H
 
 #include <stddef.h>
-#include "output/model/step_list.h"
+#include "output/analysis/step_list.h"
 #include "output/trace/pid_filter.h"
 
 /* Reads the trace at `path` again (the processes `filter` keeps; NULL: all) and appends, per

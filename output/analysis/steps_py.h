@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "output/model/py_model.h"
-#include "output/model/step_list.h"
+#include "output/analysis/step_list.h"
 
 /* Appends the steps of every process with Python stacks but those of `skip_pids` (whose steps
  * were found otherwise): of its step loop (function NULL), or each outermost call of

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
-#include "output/model/steps_nvtx.h"
+#include "output/analysis/steps_nvtx.h"
 #include "output/trace/trace_reader.h"
 
 struct range {
