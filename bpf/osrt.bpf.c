@@ -222,6 +222,8 @@ static __always_inline bool first_arg_is_fd(__u32 nr)
 	case 296: /* pwritev */
 	case 299: /* recvmmsg */
 	case 307: /* sendmmsg */
+	case 327: /* preadv2 */
+	case 328: /* pwritev2 */
 		return true;
 	}
 	return false;

@@ -32,7 +32,7 @@ static const char usage[] =
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
-    "  -r, --report NAMES   reports to print (default osrt_sum,offcpu,processes, and\n"
+    "  -r, --report NAMES   reports to print (default summary,osrt_sum,offcpu,processes, and\n"
     "                       cuda_api_sum,cuda_launches,gpu_mem when CUDA calls were traced,\n"
     "                       cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,gpu_util when the CUPTI\n"
     "                       bridge recorded GPU work, ops when PyTorch operators were\n"
@@ -415,6 +415,7 @@ static int print_reports(const struct trace_model *m, const struct report_opts *
 
 static void default_reports(const struct trace_model *m, struct report_opts *o)
 {
+	o->reports[o->nreports++] = &report_summary; /* answers first, then the tables */
 	o->reports[o->nreports++] = &report_osrt_sum;
 	o->reports[o->nreports++] = &report_offcpu;
 	o->reports[o->nreports++] = &report_processes;

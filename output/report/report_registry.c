@@ -7,6 +7,7 @@
 #include "output/report/report_registry.h"
 
 const struct report_def *const report_all[] = {
+    &report_summary,
     &report_osrt_sum,
     &report_osrt_thread,
     &report_offcpu,
@@ -32,6 +33,7 @@ const struct report_def *const report_all[] = {
     &report_python,
     &report_python_stacks,
     &report_steps,
+    &report_stalls,
     NULL,
 };
 

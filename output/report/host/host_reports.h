@@ -14,6 +14,8 @@ extern const struct report_def report_osrt_thread;
 extern const struct report_def report_processes;
 extern const struct report_def report_python;
 extern const struct report_def report_python_stacks;
+extern const struct report_def report_stalls;
+extern const struct report_def report_summary;
 extern const struct report_def report_steps;
 
 #endif /* GPUSPY_HOST_REPORTS_H */

@@ -52,16 +52,21 @@ def read_records(fd, buf, offsets):
     return total
 
 
-def train(fd, buf, steps, reads, timer):
-    """Each step: a batch of random records from the disk."""
+def train(fd, buf, steps, reads, log, timer):
+    """Each step: a batch of random records from the disk, and a line of metrics logged.
+
+    The log line is what a training loop does besides reading; it also shows the loop to a
+    tracer that sees the loop only through its events: with every event in one call of
+    read_records, the loop's own lines would never come back."""
     rng = random.Random(0)
     records = FILE_BYTES // RECORD
     for step in range(steps):
         timer.begin()
         offsets = [rng.randrange(records) * RECORD for _ in range(reads)]
         t0 = time.monotonic_ns()
-        read_records(fd, buf, offsets)
+        checksum = read_records(fd, buf, offsets)
         timer.add_cause(time.monotonic_ns() - t0)
+        log.write(b"step %d checksum %d\n" % (step, checksum))
         timer.end()
 
 
@@ -82,7 +87,9 @@ def main():
         buf = mmap.mmap(-1, RECORD)  # page-aligned, as O_DIRECT requires
         try:
             timer = truth.StepTimer()
-            train(fd, buf, args.steps, args.reads, timer)
+            # unbuffered: one write() a line, as a log flushed every step
+            with open(os.path.join(directory, "metrics.log"), "wb", buffering=0) as log:
+                train(fd, buf, args.steps, args.reads, log, timer)
         finally:
             os.close(fd)
         truth.emit("io_wait", timer, truth.site(read_records),
