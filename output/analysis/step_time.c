@@ -589,7 +589,8 @@ int step_times_measure(const struct trace_model *m, const char *by, struct step_
 	for (size_t i = 0; i < out->steps.norigins; i++)
 		if (measure_process(&ms, &out->steps.origins[i]))
 			goto oom;
-	qsort(out->waits, out->nwaits, sizeof(*out->waits), cmp_wait);
+	if (out->nwaits > 1) /* qsort(NULL, 0, ...) is undefined */
+		qsort(out->waits, out->nwaits, sizeof(*out->waits), cmp_wait);
 	ret = 0;
 	goto out;
 oom:

@@ -271,20 +271,27 @@ static int scan_thread(struct finder *f, size_t begin, size_t end)
 
 /* The loop of one process: on its main thread when that one loops (a training script's loop
  * runs there; the other threads are helpers such as a queue's feeder), the innermost candidate
- * lasting at least half the longest. */
+ * lasting at least half the longest. A line seen twice is a weak loop (a `with` statement's
+ * line is reached on entry and on exit): when some candidate cycles three times or more, the
+ * two-visit ones neither set the longest span nor win. */
 static const struct candidate *choose_loop(const struct candidate *c, size_t n)
 {
 	const struct candidate *best = NULL;
 	uint64_t longest = 0;
 	bool main_loops = false;
+	uint32_t least = 2;
 
 	for (size_t i = 0; i < n; i++)
 		main_loops |= c[i].tid == c[i].pid && c[i].steps >= 2;
 	for (size_t i = 0; i < n; i++)
-		if (c[i].steps >= 2 && c[i].span > longest && (!main_loops || c[i].tid == c[i].pid))
+		if (c[i].steps >= 3 && (!main_loops || c[i].tid == c[i].pid))
+			least = 3;
+	for (size_t i = 0; i < n; i++)
+		if (c[i].steps >= least && c[i].span > longest &&
+		    (!main_loops || c[i].tid == c[i].pid))
 			longest = c[i].span;
 	for (size_t i = 0; i < n; i++) {
-		if (c[i].steps < 2)
+		if (c[i].steps < least)
 			continue;
 		/* span < longest / 2, rounded up: a span doubled could overflow */
 		if (c[i].span < longest - longest / 2 || (main_loops && c[i].tid != c[i].pid))

@@ -10,3 +10,14 @@ require_steps_lib() {
 	[ -e "$LIB" ] && [ -e "$FC/libcudart.so.13" ] ||
 		skip "needs the CUDA toolkit (nvcc, NVIDIA's headers) and 'make fakecuda stalls-targets'"
 }
+
+# Records a workload for $STEPS steps into $WORK/KIND.gpuspy, its output in $WORK/KIND.out.
+record_workload() { # KIND [ARGS...]
+	local kind=$1
+	shift
+	run "$GPUSPY" record -f -o "$WORK/$kind.gpuspy" -- env LD_LIBRARY_PATH="$FC" BUILD="$BUILD" \
+		"$PYTHON" "$SRC/$kind.py" --steps "$STEPS" "$@"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" | grep -E '^(STEP|TRUTH) ' > "$WORK/$kind.out"
+}
