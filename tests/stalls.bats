@@ -50,6 +50,21 @@ check_answer() { # KIND
 	check_answer host_compute
 }
 
+@test "gpu_idle: a gap is what the launching thread did in it: on CPU in the sampled function" {
+	require_steps_lib
+	record_workload host_compute
+	truth=$(sed -n 's/^TRUTH //p' "$WORK/host_compute.out")
+	tid=$(jq .main_tid <<< "$truth")
+	fn=$(jq -r .where.function <<< "$truth")
+	run "$GPUSPY" report "$WORK/host_compute.gpuspy" --report gpu_idle --format json --limit 3
+	[ "$status" -eq 0 ]
+	echo "$output"
+	# each of the longest gaps (one a step: the preprocessing) is the loop thread computing in
+	# preprocess(), most of it
+	jq -e --arg t "thread $tid " --arg f "host_compute on CPU at $fn (host_compute.py:" \
+		'length == 3 and all(.[]; (.host | startswith($t)) and (.host | contains($f)))' <<< "$output"
+}
+
 @test "stalls: a synchronising copy every step: sync_wait on cudaMemcpy" {
 	require_steps_lib
 	record_workload sync_wait

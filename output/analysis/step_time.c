@@ -453,6 +453,23 @@ static int judge_step(struct measuring *ms, const struct step *s, struct step_ti
 	return 0;
 }
 
+/* Keeps the step's largest pieces in its row. */
+static void keep_top(const struct measuring *ms, struct step_time *t)
+{
+	for (size_t i = 0; i < ms->nlocal; i++) {
+		const struct local_piece *lp = &ms->local[i];
+		struct step_piece p = {lp->kind, lp->where, lp->what, lp->ns};
+
+		for (int k = 0; k < STEP_TOP_PIECES; k++)
+			if (p.ns > t->top[k].ns) {
+				struct step_piece out = t->top[k];
+
+				t->top[k] = p;
+				p = out;
+			}
+	}
+}
+
 /* Adds the step's pieces to the process's, merging pieces with the same key. */
 static int keep_pieces(struct measuring *ms, uint32_t pid)
 {
@@ -509,6 +526,7 @@ static int measure_step(struct measuring *ms, const struct step *s)
 	if (!ret) {
 		reads_to_io(ms, t);
 		ret = judge_step(ms, s, t);
+		keep_top(ms, t);
 	}
 	return ret ? ret : keep_pieces(ms, s->pid);
 }
@@ -564,20 +582,15 @@ static int whole_recording(const struct trace_model *m, struct step_list *l)
 	return 0;
 }
 
-int step_times_measure(const struct trace_model *m, const char *by, struct step_times *out,
-		       char *err, size_t errlen)
+int step_times_measure_list(const struct trace_model *m, struct step_list *list,
+			    struct step_times *out, char *err, size_t errlen)
 {
 	struct measuring ms = {.m = m, .st = out};
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (steps_find(m, by, &out->steps, err, errlen))
-		return -1;
-	if (!out->steps.n && !by) {
-		out->whole_recording = true;
-		if (whole_recording(m, &out->steps))
-			goto oom;
-	}
+	out->steps = *list;
+	memset(list, 0, sizeof(*list));
 	out->t = calloc(out->steps.n + 1, sizeof(*out->t));
 	if (!out->t || make_windows(&ms) || step_gpu_init(&ms.gpu, m) ||
 	    intern(&ms, "", &(uint32_t){0}))
@@ -604,6 +617,29 @@ out:
 	if (ret)
 		step_times_free(out);
 	return ret;
+}
+
+int step_times_measure(const struct trace_model *m, const char *by, struct step_times *out,
+		       char *err, size_t errlen)
+{
+	struct step_list list = {0};
+	bool whole = false;
+
+	memset(out, 0, sizeof(*out));
+	if (steps_find(m, by, &list, err, errlen))
+		return -1;
+	if (!list.n && !by) {
+		whole = true;
+		if (whole_recording(m, &list)) {
+			step_list_free(&list);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	if (step_times_measure_list(m, &list, out, err, errlen))
+		return -1;
+	out->whole_recording = whole;
+	return 0;
 }
 
 void step_times_free(struct step_times *st)

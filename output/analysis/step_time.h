@@ -30,12 +30,21 @@
 #define LAUNCH_BOUND_MIN      32
 #define LAUNCH_BOUND_BUSY_PCT 50
 
+/* A step's largest pieces: kind, place and cause (strings ids) and time. */
+struct step_piece {
+	uint32_t kind, where, what;
+	uint64_t ns;
+};
+
+#define STEP_TOP_PIECES 2
+
 struct step_time {
 	uint64_t wall_ns;
 	uint64_t ns[STALL_NKINDS]; /* a partition of wall_ns */
 	uint64_t gpu_busy_ns, gpu_idle_ns;
 	uint32_t launches;
-	bool has_gpu; /* the process ran GPU work in the recording */
+	bool has_gpu;				/* the process ran GPU work in the recording */
+	struct step_piece top[STEP_TOP_PIECES]; /* largest first; ns 0: none */
 };
 
 /* Time of one kind at one place for one cause, in one process, over all its steps. */
@@ -71,6 +80,10 @@ struct step_times {
  * 0, or -1 with a message in err. */
 int step_times_measure(const struct trace_model *m, const char *by, struct step_times *out,
 		       char *err, size_t errlen);
+/* The same for windows of the caller's (each origin's in time order, on its thread), which it
+ * hands over: `list` is emptied, and freed with `out`. */
+int step_times_measure_list(const struct trace_model *m, struct step_list *list,
+			    struct step_times *out, char *err, size_t errlen);
 void step_times_free(struct step_times *st);
 
 #endif /* GPUSPY_STEP_TIME_H */

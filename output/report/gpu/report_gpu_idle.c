@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpu_idle: the longest GPU-idle gaps (between the busy intervals of a device of a process),
- * each with what that process's threads were doing meanwhile: the first answer to "why is my
- * GPU idle?". Every gap is listed; the host activity of the longest ones is found by reading
- * the trace again, so only the gaps --limit keeps (or the longest GPU_IDLE_ATTRIBUTED) get it.
+ * each with what the thread that launches its GPU work did meanwhile (output/analysis/
+ * gpu_idle.h): the first answer to "why is my GPU idle?". Every gap is listed; the host activity of
+ * the longest ones is found by reading the trace again, so only the gaps --limit keeps (or the
+ * longest GPU_IDLE_ATTRIBUTED) get it.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include "output/model/gpu_idle.h"
+#include "output/analysis/gpu_idle.h"
 #include "output/report/base/report.h"
 #include "output/report/gpu/gpu_reports.h"
 
@@ -18,7 +19,7 @@ static const struct table_col cols[] = {
     {"Device", "device", COL_ID},
     {"Gap Start (ns)", "start_ns", COL_INT},
     {"Gap (ns)", "gap_ns", COL_INT},
-    {"Host Threads", "host", COL_STR},
+    {"Launching Thread", "host", COL_STR},
 };
 
 static int cmp_len(const void *a, const void *b)
@@ -43,7 +44,7 @@ static int add_rows(const struct trace_model *m, struct table *t, const struct g
 					       : "(unknown: the trace could not be read again)";
 
 		if (!row ||
-		    table_set_str(&row[4], host[0] ? host : "(no span of its threads in the gap)"))
+		    table_set_str(&row[4], host[0] ? host : "(nothing seen of it in the gap)"))
 			return -1;
 		row[0].u = gaps[i].pid;
 		row[1].u = gaps[i].device;
@@ -87,11 +88,12 @@ static int build(const struct trace_model *m, struct table *t)
 
 const struct report_def report_gpu_idle = {
     .name = "gpu_idle",
-    .summary = "GPU-idle gaps per process and device, longest first, and what its threads did "
-	       "meanwhile (CUPTI bridge)",
+    .summary = "GPU-idle gaps per process and device, longest first, and what the launching "
+	       "thread did meanwhile (CUPTI bridge)",
     .cols = cols,
     .ncols = sizeof(cols) / sizeof(cols[0]),
     .default_sort = "gap_ns",
     .build = build,
     .build_top = build_top,
+    .needs = TRACE_MODEL_PY_STACKS, /* the Python frame of what the launching thread did */
 };
