@@ -9,6 +9,7 @@ load helpers
 	run sh "$ROOT/tests/demo.sh" "$BUILD"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"demo_workload: "*" steps, 48 samples read by 2 workers"* ]]
+	[[ "$output" == *"** summary"* && "$output" == *"finding 1  "* && "$output" == *"advice: "* ]]
 	[[ "$output" == *"** osrt_sum"* && "$output" == *"** offcpu"* && "$output" == *"** processes"* ]]
 	[[ "$output" == *"events lost: 0"* ]]
 	# the workers are followed: every sample file is read in a traced child process

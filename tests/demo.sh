@@ -10,6 +10,9 @@ mkdir -p "$out"
 echo "== gpuspy record: a toy training loop with two data-loader worker processes"
 "$build/gpuspy" record -f -o "$out/demo.gpuspy" -- "$python" tests/targets/demo_workload.py
 echo
+echo "== gpuspy report: answers first: the loop's steps, where their time went, the top stalls"
+echo "   with their cause in the worker processes, and advice"
+"$build/gpuspy" report "$out/demo.gpuspy" --report summary
 echo "== gpuspy report: OS-runtime summary, off-CPU time per thread, processes"
 "$build/gpuspy" report "$out/demo.gpuspy" --report osrt_sum,offcpu,processes --limit 12
 echo "== gpuspy record: an nvcc-built CUDA program on the simulated GPU (tests/fakecuda);"
@@ -23,7 +26,7 @@ echo "== gpuspy report: CUDA API calls (host time, errors), kernels by name, GPU
 echo "   its synchronising calls block the thread off-CPU for the simulated kernel time"
 "$build/gpuspy" report "$out/cuda.gpuspy" --report cuda_api_sum,cuda_launches,gpu_mem,offcpu --limit 6
 echo "== gpuspy report: GPU time of each kernel, GPU busy per stream, the longest GPU-idle gaps"
-echo "   and what the host threads were doing meanwhile"
+echo "   and what the launching thread was doing meanwhile"
 "$build/gpuspy" report "$out/cuda.gpuspy" --report cuda_gpu_kern_sum,gpu_util,gpu_idle --limit 4
 "$build/gpuspy" export "$out/cuda.gpuspy" --format chrome -o "$out/cuda.json"
 "$build/gpuspy" export "$out/cuda.gpuspy" --format kineto -o "$out/cuda.kineto.json"
