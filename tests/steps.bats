@@ -99,6 +99,13 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 	jq -e 'length == 0' "$WORK/none.json"
 }
 
+@test "steps: a process's steps never overlap: one that ends at a CPU sample's period ends where the next begins" {
+	# tests/unit/step_list_test.c: an overlap happens only when a sample falls late in a call of
+	# the loop (tests/python_output.bats's PyTorch loop, now and then), so it is built by hand
+	run -0 "$BUILD/unit/step_list_test"
+	echo "$output"
+}
+
 @test "steps: a bad --steps-by value is one line and exit 2" {
 	run "$GPUSPY" report /dev/null --report steps --steps-by op:aten::add
 	[ "$status" -eq 2 ]

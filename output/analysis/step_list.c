@@ -23,8 +23,14 @@ int step_list_begin(struct step_list *l, uint32_t pid, uint32_t tid, const char 
 int step_list_add(struct step_list *l, uint64_t start, uint64_t end)
 {
 	struct step_origin *o = &l->origins[l->norigins - 1];
-	struct step *s = array_grow((void **)&l->v, &l->n, &l->cap, sizeof(*s));
+	struct step *s, *prev = o->n ? &l->v[l->n - 1] : NULL;
 
+	/* a process's steps follow each other: a step whose end is a CPU sample's (which stands
+	 * for the sampling period after it) can reach past where the next call of the loop began,
+	 * and ends there instead, so no two steps overlap */
+	if (prev && prev->start <= start && prev->end > start)
+		prev->end = start;
+	s = array_grow((void **)&l->v, &l->n, &l->cap, sizeof(*s));
 	if (!s)
 		return -1;
 	s->pid = o->pid;

@@ -33,7 +33,8 @@ struct step_list {
 
 /* Starts a process's steps (found by `how`); 0, or -1 out of memory. */
 int step_list_begin(struct step_list *l, uint32_t pid, uint32_t tid, const char *how);
-/* Appends a step to the process begun last; 0, or -1 out of memory. */
+/* Appends a step to the process begun last, after its steps so far (the one before ends by this
+ * one's start at the latest); 0, or -1 out of memory. */
 int step_list_add(struct step_list *l, uint64_t start, uint64_t end);
 /* Drops the process begun last (it had too few steps to be a loop). */
 void step_list_drop_last(struct step_list *l);

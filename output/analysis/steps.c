@@ -7,9 +7,6 @@
 #include "output/analysis/steps_nvtx.h"
 #include "output/analysis/steps_py.h"
 
-/* torch.profiler's step ranges (profiler.step()), which Lightning's and HF's loops mark too */
-#define PROFILER_STEP "ProfilerStep#"
-
 bool steps_by_valid(const char *by)
 {
 	return (!strncmp(by, "nvtx:", 5) && by[5]) || (!strncmp(by, "py:", 3) && by[3]);
@@ -35,7 +32,7 @@ static int find_preferred(const struct trace_model *m, struct step_list *out, ch
 	size_t nskip;
 	int ret;
 
-	if (steps_nvtx_find(m->path, m->filter, PROFILER_STEP, out, err, errlen))
+	if (steps_nvtx_find(m->path, m->filter, STEPS_PROFILER_STEP, out, err, errlen))
 		return -1;
 	skip = found_pids(out, &nskip);
 	if (!skip) {

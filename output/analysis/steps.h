@@ -12,6 +12,10 @@
 #include "output/analysis/step_list.h"
 #include "output/model/trace_model.h"
 
+/* torch.profiler's step ranges (profiler.step()), which Lightning's and HF's loops mark too; the
+ * Kineto export writes gpuspy's own steps under this name */
+#define STEPS_PROFILER_STEP "ProfilerStep#"
+
 /* Whether `by` is a --steps-by value steps_find() takes. */
 bool steps_by_valid(const char *by);
 

@@ -2,7 +2,8 @@
 /*
  * The Chrome exporter's writing state and the primitives every event is written with, at the
  * bottom of the exporter: the record stream (chrome_stream.c), the per-capability emitters
- * (export_chrome_cuda.c, export_chrome_gpu.c, export_chrome_python.c, export_chrome_ops.c)
+ * (export_chrome_cuda.c, export_chrome_gpu.c, export_chrome_python.c, export_chrome_ops.c,
+ * export_chrome_steps.c)
  * and the two dialects' drivers (export_chrome.c, export_kineto.c) all write through them.
  */
 #ifndef GPUSPY_CHROME_EVENTS_H
@@ -27,7 +28,8 @@ struct chrome_ctx {
 	struct chrome_cuda *cuda;	 /* pass-2 state of export_chrome_cuda.c */
 	struct chrome_gpu *gpu;		 /* pass-2 state of export_chrome_gpu.c */
 	struct chrome_python *python;	 /* pass-2 state of export_chrome_python.c */
-	size_t python_depth; /* frames kept in an event's python_stack (leafmost); 0: none */
+	size_t python_depth;  /* frames kept in an event's python_stack (leafmost); 0: none */
+	const char *steps_by; /* --steps-by (output/analysis/steps.h); NULL: the preferred way */
 };
 
 /* Starts an event: the separator before every event but the first. */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The record stream of a Chrome trace: the file read again in order, each record written as it
- * is read by the emitter of its kind (CUDA calls, GPU records), the OS events (syscalls,
- * off-CPU spans, process events, the bridge's loading pause) here; then what comes from the
- * model (operators, the samples' flame chart) and the track names, known only once every
- * record is seen.
+ * The record stream of a Chrome trace: the training steps (export_chrome_steps.c); the file read
+ * again in order, each record written as it is read by the emitter of its kind (CUDA calls, GPU
+ * records), the OS events (syscalls, off-CPU spans, process events, the bridge's loading pause)
+ * here; then what comes from the model (operators, the samples' flame chart) and the track
+ * names, known only once every record is seen.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "output/export/export_chrome_gpu.h"
 #include "output/export/export_chrome_ops.h"
 #include "output/export/export_chrome_python.h"
+#include "output/export/export_chrome_steps.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/model/trace_model.h"
 #include "output/trace/trace_reader.h"
@@ -207,7 +208,9 @@ int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_
 	const struct gs_hdr *h;
 	int ret;
 
-	if (trace_reader_open(path, &r, err, errlen))
+	/* the steps before the records: a Kineto step and the first event in it may start and end
+	 * together, and viewers nest slices that do in file order */
+	if (chrome_steps(c, err, errlen) || trace_reader_open(path, &r, err, errlen))
 		return -1;
 	err[0] = '\0';
 	while ((ret = trace_reader_next(r, &h)) > 0) {

@@ -9,7 +9,10 @@ int export_chrome(const char *path, const struct export_opts *opts, FILE *out, c
 		  size_t errlen)
 {
 	struct trace_model m;
-	struct chrome_ctx c = {.out = out, .first = true, .python_depth = opts->python_depth};
+	struct chrome_ctx c = {.out = out,
+			       .first = true,
+			       .python_depth = opts->python_depth,
+			       .steps_by = opts->steps_by};
 	int ret;
 
 	/* pass 1: names, kernel names and the start time; pass 2: the spans, streamed */

@@ -12,7 +12,8 @@
 #include <stdio.h>
 
 struct export_opts {
-	size_t python_depth; /* Python frames kept per event's python_stack (leafmost); 0: none */
+	size_t python_depth;  /* Python frames kept per event's python_stack (leafmost); 0: none */
+	const char *steps_by; /* how steps are marked (--steps-by); NULL: gpuspy finds them */
 };
 
 #define EXPORT_PYTHON_DEPTH 32 /* the default: deep enough for a model's nested modules */

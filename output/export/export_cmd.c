@@ -12,12 +12,14 @@
 #include "lib/messages.h"
 #include "lib/out_file.h"
 #include "lib/value_parse.h"
+#include "output/analysis/steps.h"
 #include "output/export/export_chrome.h"
 #include "output/export/export_cmd.h"
 #include "output/export/export_kineto.h"
 
 static const char usage[] =
     "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"
+    "                          [--steps-by nvtx:NAME|py:FUNCTION]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
@@ -29,12 +31,21 @@ static const char usage[] =
     "                     kineto; - for stdout)\n"
     "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
     "                     first (default 32; 0: no stacks in args, for smaller files)\n"
+    "  --steps-by HOW     how a training step is marked instead of gpuspy finding it\n"
+    "                     (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
+    "                     stacks), as for the steps report: nvtx:NAME, each NVTX range\n"
+    "                     whose name starts with NAME; py:FUNCTION, each call of a\n"
+    "                     Python function. The steps are a \"steps\" track per process\n"
+    "                     (chrome), or ProfilerStep#N annotations on the loop's thread\n"
+    "                     (kineto) where the process has no ProfilerStep#N ranges\n"
     "  -h, --help         this help\n"
     "\n"
     "examples:\n"
     "  gpuspy export run.gpuspy -o run.json\n"
     "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
+
+enum { OPT_STEPS_BY = 256 }; /* long options only: no short letter */
 
 typedef int (*exporter_fn)(const char *path, const struct export_opts *opts, FILE *out, char *err,
 			   size_t errlen);
@@ -100,6 +111,7 @@ int export_main(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"python-depth", required_argument, NULL, 'P'},
+	    {"steps-by", required_argument, NULL, OPT_STEPS_BY},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -132,6 +144,12 @@ int export_main(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			opts.python_depth = (size_t)depth;
+			break;
+		case OPT_STEPS_BY:
+			if (!steps_by_valid(optarg))
+				return gs_bad_value("--steps-by", optarg,
+						    "nvtx:NAME or py:FUNCTION");
+			opts.steps_by = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -78,8 +78,11 @@ int export_kineto(const char *path, const struct export_opts *opts, FILE *out, c
 		  size_t errlen)
 {
 	struct trace_model m;
-	struct chrome_ctx c = {
-	    .out = out, .first = true, .kineto = true, .python_depth = opts->python_depth};
+	struct chrome_ctx c = {.out = out,
+			       .first = true,
+			       .kineto = true,
+			       .python_depth = opts->python_depth,
+			       .steps_by = opts->steps_by};
 	int ret;
 
 	if (trace_model_load(path, &m, err, errlen))

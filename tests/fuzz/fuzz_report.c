@@ -4,7 +4,8 @@
  * reader has checked it: the trace model with its CUDA, GPU, Python and operator models (and
  * their second passes over the file), every registered report's build function with and
  * without a row limit, its sort and its text, CSV and JSON tables, the ops report's own text
- * layout, the folded stacks, per-group models (--group-by), and the Chrome and Kineto exports.
+ * layout, the folded stacks, per-group models (--group-by), and the Chrome and Kineto exports
+ * with their training steps (--steps-by).
  * Output goes to /dev/null: what matters is that any bytes give a clean result or a clean
  * error, never a crash, leak or undefined behaviour. The Makefile builds it, like fuzz_reader,
  * without the reader's checksum checks, so mutated records reach the models.
@@ -100,7 +101,13 @@ static void run_groups(const char *path, const struct trace_model *m, enum group
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH};
+	/* the input's last byte picks the options that take a value: --group-by (none, process,
+	 * container, user), --group-by-stack (0: by name) and the exports' --steps-by (the
+	 * preferred way, NVTX ranges, or a Python function's calls) */
+	static const char *const steps_by[] = {NULL, "nvtx:ProfilerStep#", "py:train", NULL};
+	unsigned pick = size ? data[size - 1] : 0;
+	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH,
+				   .steps_by = steps_by[(pick >> 4) % 4]};
 	struct trace_model m;
 	char path[64], err[256];
 	int fd;
@@ -116,10 +123,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (!trace_model_load_only(path, &m, TRACE_MODEL_ALL, err, sizeof(err))) {
-		/* the input's last byte picks the options that take a value: --group-by (none,
-		 * process, container, user) and --group-by-stack (0: by name) */
-		unsigned pick = size ? data[size - 1] : 0;
-
 		run_reports(&m, (pick >> 2) % 4);
 		if (pick % 4)
 			run_groups(path, &m, (enum group_by)(pick % 4));
