@@ -1,6 +1,7 @@
-# Unit tests of lib/cgroup_attr.c and loader/live/prom_text.c, included by the top Makefile (it
-# defines BUILD, USER_CFLAGS, SAN_FLAGS and msg). Each test is one program built from its test
-# file and the module it tests (and what that uses: text_escape.c), with the sanitizers on.
+# Unit tests of lib/cgroup_attr.c, loader/live/prom_text.c and loader/live/live_waits.c,
+# included by the top Makefile (it defines BUILD, USER_CFLAGS, SAN_FLAGS and msg). Each test is
+# one program built from its test file and the module it tests (and what that uses:
+# text_escape.c), with the sanitizers on.
 $(BUILD)/unit/cgroup_attr_test: tests/unit/cgroup_attr_test.c lib/cgroup_attr.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -11,7 +12,17 @@ $(BUILD)/unit/prom_text_test: tests/unit/prom_text_test.c loader/live/prom_text.
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -lm -o $@
 
-UNIT_BINS += $(BUILD)/unit/cgroup_attr_test $(BUILD)/unit/prom_text_test
+# top's wait column: the module and what it sorts with (wait_kinds.c, the syscall and CUDA
+# tables, generated ones included)
+$(BUILD)/unit/live_waits_test: tests/unit/live_waits_test.c loader/live/live_waits.c \
+		output/analysis/wait_kinds.c output/trace/cuda_api.c lib/key_index.c \
+		lib/syscall_class.c lib/syscall_names.c $(BUILD)/syscall_table.c $(BUILD)/cuda_errors.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
+
+UNIT_BINS += $(BUILD)/unit/cgroup_attr_test $(BUILD)/unit/prom_text_test \
+	$(BUILD)/unit/live_waits_test
 
 # gcc names the dependency file of a one-step build after the program
 -include $(patsubst %,%.d,$(UNIT_BINS))
