@@ -16,7 +16,7 @@
  * after it. A thread rarely has more than a few waiting: beyond WAIT_PIECES the oldest is
  * sorted as if nothing held it, and a span that holds it does not count its time again.
  */
-#define WAIT_PIECES 32
+#define WAIT_PIECES 16
 #define ON_CPU	    0xff /* wait_piece.reason of time on CPU inside a syscall or CUDA call */
 
 struct wait_piece {
@@ -35,6 +35,11 @@ struct wait_thread {
 	uint64_t cuda_calls; /* outermost CUDA calls in the interval */
 	uint64_t ns[STALL_NKINDS];
 	uint64_t early_ns, early_start; /* pieces sorted for want of room; the newest's start */
+	/* a wait begun before the attach and under way at the last tick: BPF saw it begin, so its
+	 * end has no record; the thread's next span, which began after it, ends it */
+	bool pre_syscall, pre_off;
+	uint32_t pre_nr;
+	uint8_t pre_reason;
 	unsigned npieces;
 	struct wait_piece pieces[WAIT_PIECES];
 };
@@ -238,48 +243,52 @@ static void span_cuda(const struct live_waits *w, struct wait_thread *t, uint64_
 	settle_all(t);
 }
 
-/* A thread's record: main threads are always followed, others once they make a CUDA call. */
-static struct wait_thread *followed(struct live_waits *w, const struct gs_hdr *h, int *err)
+/* The thread of a span record, after what it was in since before the attach, which ended
+ * before the span began. Every thread is followed, not only main threads: the one a CUDA
+ * process is shown by is only known at the tick, and its time before its first CUDA call of
+ * the interval counts too. */
+static struct wait_thread *thread_of(struct live_waits *w, const struct gs_hdr *h)
 {
-	struct wait_thread *t = find_thread(w, h->pid, h->tid);
+	struct wait_thread *t = get_thread(w, h->pid, h->tid);
 
-	if (t || h->pid != h->tid)
-		return t;
-	t = get_thread(w, h->pid, h->tid);
-	*err = t ? 0 : -ENOMEM;
+	if (t && t->pre_off)
+		span_offcpu(w, t, 0, h->ts, t->pre_reason);
+	if (t && t->pre_syscall)
+		span_syscall(w, t, 0, h->ts, t->pre_nr);
+	if (t)
+		t->pre_off = t->pre_syscall = false;
 	return t;
 }
 
 static int on_offcpu(struct live_waits *w, const struct gs_offcpu *o)
 {
-	int err = 0;
-	struct wait_thread *t = followed(w, &o->hdr, &err);
+	struct wait_thread *t = thread_of(w, &o->hdr);
 
-	if (t)
-		span_offcpu(w, t, o->hdr.ts, o->dur_ns, o->reason);
-	return err;
+	if (!t)
+		return -ENOMEM;
+	span_offcpu(w, t, o->hdr.ts, o->dur_ns, o->reason);
+	return 0;
 }
 
 static int on_syscall(struct live_waits *w, const struct gs_syscall *s)
 {
-	int err = 0;
-	struct wait_thread *t = followed(w, &s->hdr, &err);
+	struct wait_thread *t = thread_of(w, &s->hdr);
 
-	if (t)
-		span_syscall(w, t, s->hdr.ts, s->dur_ns, s->nr);
-	return err;
+	if (!t)
+		return -ENOMEM;
+	span_syscall(w, t, s->hdr.ts, s->dur_ns, s->nr);
+	return 0;
 }
 
 static int on_cuda_call(struct live_waits *w, const struct gs_cuda_call *c)
 {
-	struct wait_thread *t;
+	struct wait_thread *t = thread_of(w, &c->hdr);
 
+	if (!t)
+		return -ENOMEM;
 	/* a runtime call's driver calls are inside it: the outermost one says it all */
 	if (c->hdr.flags & GS_CUDA_NESTED)
 		return 0;
-	t = get_thread(w, c->hdr.pid, c->hdr.tid);
-	if (!t)
-		return -ENOMEM;
 	t->cuda = true;
 	t->cuda_calls++;
 	span_cuda(w, t, c->hdr.ts, c->dur_ns, c->probe);
@@ -338,6 +347,15 @@ static uint32_t shown_tid(const struct live_waits *w, struct wait_proc *p)
 	return t && !t->exited ? p->cuda_tid : p->pid;
 }
 
+/* A wait the thread was in at the tick that began before the attach: /proc's word for it. */
+static void note_pre(struct wait_thread *t, const struct thread_now *n)
+{
+	t->pre_off = n->off_cpu && !n->off_since;
+	t->pre_reason = (uint8_t)n->reason;
+	t->pre_syscall = n->in_syscall && !n->syscall_start;
+	t->pre_nr = n->nr;
+}
+
 /* What the thread is in at the tick, as spans that end now, innermost first as records come. */
 static void spans_now(const struct live_waits *w, struct wait_thread *t, const struct thread_now *n,
 		      uint64_t now)
@@ -350,6 +368,7 @@ static void spans_now(const struct live_waits *w, struct wait_thread *t, const s
 		span_syscall(w, t, n->syscall_start, now - n->syscall_start, n->nr);
 	if (n->in_cuda && n->cuda_start <= now)
 		span_cuda(w, t, n->cuda_start, now - n->cuda_start, n->cuda_probe);
+	note_pre(t, n);
 }
 
 static int close_proc(struct live_waits *w, struct wait_proc *p, uint64_t now, live_now_fn now_fn,
@@ -452,6 +471,23 @@ static int forget(struct live_waits *w)
 	return 0;
 }
 
+static int baseline(struct live_waits *w, uint32_t pid, live_now_fn now_fn, void *ctx)
+{
+	struct wait_proc *p = get_proc(w, pid);
+	struct wait_thread *t;
+	struct thread_now n;
+
+	if (!p)
+		return -ENOMEM;
+	p->listed = true;
+	t = get_thread(w, pid, pid);
+	if (!t)
+		return -ENOMEM;
+	if (!now_fn(ctx, pid, pid, &n))
+		note_pre(t, &n);
+	return 0;
+}
+
 int live_waits_tick(struct live_waits *w, uint64_t now, const uint32_t *pids, size_t npids,
 		    live_now_fn now_fn, void *ctx)
 {
@@ -460,14 +496,10 @@ int live_waits_tick(struct live_waits *w, uint64_t now, const uint32_t *pids, si
 	if (w->started) {
 		err = results(w, now, pids, npids, now_fn, ctx);
 	} else {
-		/* the baseline: what came before it is not the first interval's */
-		for (size_t i = 0; i < npids && !err; i++) {
-			struct wait_proc *p = get_proc(w, pids[i]);
-
-			err = p ? 0 : -ENOMEM;
-			if (p)
-				p->listed = true;
-		}
+		/* the baseline: what came before it is not the first interval's, but a main thread
+		 * may be in a wait that began before the attach, whose end will have no record */
+		for (size_t i = 0; i < npids && !err; i++)
+			err = baseline(w, pids[i], now_fn, ctx);
 	}
 	w->from = now;
 	w->started = true;

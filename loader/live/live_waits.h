@@ -8,8 +8,9 @@
  * From the records of the interval: outermost CUDA calls, syscall spans (those at least the
  * recording's span threshold long) and off-CPU spans with their reason, each clipped to the
  * interval; at the refresh, what the thread is in at that moment (thread_now.h), since a wait
- * under way has no record yet. The rest of the interval it was on CPU. Memory is per thread: a
- * few counters and a bounded list of the spans still waiting for the span around them.
+ * under way has no record yet. The rest of the interval it was on CPU. Memory is per live
+ * thread of the processes listed: a few counters and a bounded list of the spans still waiting
+ * for the span around them.
  */
 #ifndef GPUSPY_LIVE_WAITS_H
 #define GPUSPY_LIVE_WAITS_H

@@ -2,9 +2,9 @@
 /*
  * Tests of loader/live/live_waits.c, top's wait column, on made-up records with exact answers:
  * spans nested as they are recorded (innermost first), clipped to the interval, what a thread
- * is in at the refresh (a stand-in for thread_now_read), the CUDA thread chosen, a process
- * started in the interval, a thread gone, and more pieces waiting than are kept. Every result
- * must account for its whole interval. Exits 1 on any mismatch.
+ * is in at the refresh (a stand-in for thread_now_read), a wait begun before the attach, the
+ * CUDA thread chosen, a process started in the interval, a thread gone, and more pieces waiting
+ * than are kept. Every result must account for its whole interval. Exits 1 on any mismatch.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,7 +124,7 @@ static void test_main_thread(void)
 	sys(w, 100, 100, 1500, 4000, SYS_read);
 	offcpu(w, 100, 100, 6000, 1000, GS_OFFCPU_PREEMPTED);
 	offcpu(w, 100, 100, 7000, 500, GS_OFFCPU_BLOCKED);
-	/* another thread of it makes no CUDA call: not followed */
+	/* another thread of it makes no CUDA call: not the one shown */
 	offcpu(w, 100, 101, 2000, 8000, GS_OFFCPU_SLEEPING);
 	offcpu(w, 200, 200, 600, 1300, GS_OFFCPU_SLEEPING);
 	sys(w, 200, 200, 500, 1500, SYS_futex);
@@ -205,6 +205,50 @@ static void test_cuda_thread(void)
 	live_waits_free(w);
 }
 
+/* A main thread in a read since before the attach (no BPF entry: /proc says so) at the
+ * baseline: the read's end has no record, the thread's next span bounds it. */
+static void test_wait_before_attach(void)
+{
+	const uint32_t pids[] = {800};
+	struct live_waits *w = live_waits_new();
+	const struct live_wait_result *r;
+
+	set_now(
+	    800, 800, 0,
+	    (struct thread_now){
+		.in_syscall = true, .nr = SYS_read, .off_cpu = true, .reason = GS_OFFCPU_SLEEPING});
+	tick(w, 1000, pids, 1);
+	offcpu(w, 800, 800, 5000, 100, GS_OFFCPU_PREEMPTED);
+	tick(w, 11000, pids, 1);
+	r = result(w, 800, 800, 10000);
+	CHECK(r->ns[STALL_INPUT_WAIT] == 4000);
+	CHECK(r->ns[STALL_CPU_CONTENTION] == 100);
+	CHECK(r->ns[STALL_HOST_COMPUTE] == 5900);
+	live_waits_free(w);
+}
+
+/* A thread that starts making CUDA calls in the interval is shown with what it did before its
+ * first one: here a sleep. */
+static void test_new_cuda_thread(void)
+{
+	const uint32_t pids[] = {700};
+	struct live_waits *w = live_waits_new();
+	const struct live_wait_result *r;
+
+	tick(w, 1000, pids, 1);
+	offcpu(w, 700, 702, 1000, 6000, GS_OFFCPU_SLEEPING);
+	sys(w, 700, 702, 1000, 6000, SYS_clock_nanosleep);
+	for (int i = 0; i < 5; i++)
+		cuda(w, 700, 702, 7000 + 100 * (uint64_t)i, 10, "cudaLaunchKernel", false);
+	offcpu(w, 700, 700, 1000, 10000, GS_OFFCPU_SLEEPING);
+	sys(w, 700, 700, 1000, 10000, SYS_futex);
+	tick(w, 11000, pids, 1);
+	r = result(w, 700, 702, 10000);
+	CHECK(r->ns[STALL_OTHER_WAIT] == 6000);
+	CHECK(r->ns[STALL_HOST_COMPUTE] == 4000);
+	live_waits_free(w);
+}
+
 /* A process forked in the interval counts from its start; one whose thread is gone has no
  * result; one no longer listed is forgotten. */
 static void test_lifecycle(void)
@@ -247,11 +291,11 @@ static void test_many_pieces(void)
 	cuda(w, 600, 600, 1990, 5020, "cudaDeviceSynchronize", false);
 	tick(w, 11000, pids, 1);
 	r = result(w, 600, 600, 10000);
-	/* kept: the last 16 yields (O and S pieces), 320 ns, held by the call (sync); the 84
+	/* kept: the last 8 yields (O and S pieces), 160 ns, held by the call (sync); the 92
 	 * before them were sorted on their own (sleeping in sched_yield: other; on CPU in it:
 	 * cpu), and the call does not count them again */
-	CHECK(r->ns[STALL_SYNC_WAIT] == 5020 - 84 * 20);
-	CHECK(r->ns[STALL_OTHER_WAIT] == 84 * 10);
+	CHECK(r->ns[STALL_SYNC_WAIT] == 5020 - 92 * 20);
+	CHECK(r->ns[STALL_OTHER_WAIT] == 92 * 10);
 	live_waits_free(w);
 }
 
@@ -259,6 +303,8 @@ int main(void)
 {
 	test_main_thread();
 	test_cuda_thread();
+	test_new_cuda_thread();
+	test_wait_before_attach();
 	test_lifecycle();
 	test_many_pieces();
 	if (failures)
