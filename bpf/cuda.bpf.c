@@ -24,23 +24,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define RT_CONSISTENT	     0	/* enum r_state in <link.h>: the link map is complete */
 #define R_DEBUG_STATE_OFFSET 24 /* struct r_debug: r_version, r_map, r_brk, r_state */
 
-struct cuda_frame {
-	__u64 ts;
-	__u64 cookie;
-	__u64 args[GS_CUDA_ARGS];
-};
-
-struct cuda_thread {
-	__u32 depth; /* open probed calls, including ones too deep to keep a frame for */
-	__u32 pad;
-	struct cuda_frame frames[GS_CUDA_MAX_DEPTH];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct cuda_thread);
+	__type(value, struct gs_cuda_thread);
 } cuda_threads SEC(".maps");
 
 /* Threads whose dlopen gpuspy itself makes (loader/bridge/bridge_inject.c loads the CUPTI bridge
@@ -57,7 +45,7 @@ static __always_inline __u32 cookie_capture(__u64 cookie)
 	return (__u32)(cookie >> GS_CUDA_COOKIE_SHIFT);
 }
 
-static __always_inline void capture_args(struct pt_regs *ctx, struct cuda_frame *f)
+static __always_inline void capture_args(struct pt_regs *ctx, struct gs_cuda_frame *f)
 {
 	__u32 cap = cookie_capture(f->cookie);
 
@@ -79,8 +67,8 @@ static __always_inline void capture_args(struct pt_regs *ctx, struct cuda_frame 
 SEC("uprobe")
 int cuda_entry(struct pt_regs *ctx)
 {
-	struct cuda_thread *t;
-	struct cuda_frame *f;
+	struct gs_cuda_thread *t;
+	struct gs_cuda_frame *f;
 	__u32 d;
 
 	if (!current_is_traced())
@@ -117,7 +105,7 @@ static __always_inline void copy_name(char *dst, const void *src, bool may_fault
 		dst[0] = '\0';
 }
 
-static __always_inline void emit_name(const struct cuda_frame *f, __u64 handle, __u64 now,
+static __always_inline void emit_name(const struct gs_cuda_frame *f, __u64 handle, __u64 now,
 				      bool may_fault)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -135,7 +123,7 @@ static __always_inline void emit_name(const struct cuda_frame *f, __u64 handle, 
 	submit_record(n);
 }
 
-static __always_inline void emit_call(struct pt_regs *ctx, const struct cuda_frame *f, __u32 d,
+static __always_inline void emit_call(struct pt_regs *ctx, const struct gs_cuda_frame *f, __u32 d,
 				      __u64 now, bool may_fault)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -170,7 +158,7 @@ static __always_inline void emit_call(struct pt_regs *ctx, const struct cuda_fra
 static __always_inline int on_return(struct pt_regs *ctx, bool may_fault)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct cuda_thread *t;
+	struct gs_cuda_thread *t;
 	__u32 d;
 
 	t = bpf_task_storage_get(&cuda_threads, bpf_get_current_task_btf(), 0, 0);

@@ -26,16 +26,8 @@ const volatile __u64 py_stack_min_ns = 1000;
 #define __NR_uretprobe_x86_64 335
 #define AT_FDCWD_VALUE	      -100
 
-/* Syscall numbers below this have a bit in inflight.nrs_used (x86_64 has ~460). */
-#define NR_TRACKED 512
-
-struct inflight {
-	__u64 start_ns;
-	__u64 args[GS_SYSCALL_ARGS];
-	__s64 nr; /* -1: nothing in flight */
-	/* the syscalls this thread has a syscall_stats key for, flushed when it exits */
-	__u64 nrs_used[NR_TRACKED / 64];
-};
+/* Syscall numbers below this have a bit in gs_syscall_inflight.nrs_used (x86_64 has ~460). */
+#define NR_TRACKED GS_SYSCALL_NR_TRACKED
 
 /* Task-local storage: freed with the task, so exit/execve paths that never return leave no
  * stale entries, and the lookup is a pointer chase rather than a hash. */
@@ -43,7 +35,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct inflight);
+	__type(value, struct gs_syscall_inflight);
 } inflight_by_task SEC(".maps");
 
 struct {
@@ -122,7 +114,7 @@ static __always_inline void add_square(struct gs_syscall_stats_val *v, __u64 d)
 
 /* The thread's first call of `nr`: its key is created and remembered for the flush at exit. */
 static __noinline struct gs_syscall_stats_val *new_stats_key(struct gs_syscall_stats_key *key,
-							     struct inflight *in)
+							     struct gs_syscall_inflight *in)
 {
 	struct gs_syscall_stats_val *init, *v;
 	__u32 zero = 0, nr;
@@ -145,8 +137,8 @@ static __noinline struct gs_syscall_stats_val *new_stats_key(struct gs_syscall_s
 	return v;
 }
 
-static __always_inline void account_syscall(struct inflight *in, __u32 tgid, __u32 tid, __u32 nr,
-					    __u64 dur)
+static __always_inline void account_syscall(struct gs_syscall_inflight *in, __u32 tgid, __u32 tid,
+					    __u32 nr, __u64 dur)
 {
 	struct gs_syscall_stats_key key = {.pid = tgid, .tid = tid, .nr = nr};
 	struct gs_syscall_stats_val *v;
@@ -229,8 +221,8 @@ static __always_inline bool first_arg_is_fd(__u32 nr)
 	return false;
 }
 
-static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in, __u64 dur,
-				      long ret)
+static __always_inline void emit_span(__u32 tgid, __u32 tid, struct gs_syscall_inflight *in,
+				      __u64 dur, long ret)
 {
 	struct gs_syscall *rec;
 
@@ -251,7 +243,8 @@ static __always_inline void emit_span(__u32 tgid, __u32 tid, struct inflight *in
 }
 
 /* The user path pointer and dirfd of an open-family call, or false. */
-static __always_inline bool open_path_arg(const struct inflight *in, const char **path, int *dirfd)
+static __always_inline bool open_path_arg(const struct gs_syscall_inflight *in, const char **path,
+					  int *dirfd)
 {
 	switch (in->nr) {
 	case __NR_open_x86_64:
@@ -303,7 +296,8 @@ static __always_inline void note_cuda_open(__u32 tgid, const char *name)
 
 /* Every successful open names its fd at once: a file opened, read and closed between two
  * ring-buffer polls could not be named from /proc afterwards. */
-static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct inflight *in, long ret)
+static __always_inline void emit_open_name(__u32 tgid, __u32 tid, struct gs_syscall_inflight *in,
+					   long ret)
 {
 	struct gs_fd_name *rec;
 	const char *path;
@@ -332,7 +326,7 @@ int BPF_PROG(osrt_sys_enter, struct pt_regs *regs, long id)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task;
-	struct inflight *in;
+	struct gs_syscall_inflight *in;
 
 	if (id == __NR_uretprobe_x86_64)
 		return 0;
@@ -359,7 +353,7 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, dur;
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct inflight *in;
+	struct gs_syscall_inflight *in;
 
 	/* the uretprobe trampoline's syscall: one per probed CUDA call, skipped before any lookup
 	 */
@@ -437,7 +431,7 @@ static long flush_syscall_stats(__u32 nr, void *data)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(osrt_thread_exit, struct task_struct *p, bool group_dead)
 {
-	struct inflight *in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
+	struct gs_syscall_inflight *in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
 	struct exit_flush f;
 
 	if (!in)

@@ -534,6 +534,38 @@ struct gs_hold_key {
 
 #define GS_HELD_MAX 1024 /* processes held at once */
 
+/* What a traced thread is in at this moment, as BPF keeps it in task-local storage: an entry
+ * per thread, made at its first syscall, switch or CUDA call after the attach, freed with the
+ * task. A wait still under way has no record yet, so `gpuspy top` reads these entries for the
+ * thread it shows, by pidfd (loader/session/thread_now.c). */
+#define GS_SYSCALL_NR_TRACKED 512 /* syscall numbers below it have a bit in nrs_used */
+
+struct gs_syscall_inflight {
+	__u64 start_ns;
+	__u64 args[GS_SYSCALL_ARGS];
+	__s64 nr; /* -1: nothing in flight */
+	/* the syscalls this thread has a syscall_stats key for, flushed when it exits */
+	__u64 nrs_used[GS_SYSCALL_NR_TRACKED / 64];
+};
+
+struct gs_offcpu_inflight {
+	__u64 ts;     /* when it left the CPU */
+	__u32 reason; /* enum gs_offcpu_reason */
+	__u32 valid;  /* 0: on CPU (back since) */
+};
+
+struct gs_cuda_frame {
+	__u64 ts;
+	__u64 cookie; /* probe index | capture flags << GS_CUDA_COOKIE_SHIFT */
+	__u64 args[GS_CUDA_ARGS];
+};
+
+struct gs_cuda_thread {
+	__u32 depth; /* open probed calls, including ones too deep to keep a frame for */
+	__u32 pad;
+	struct gs_cuda_frame frames[GS_CUDA_MAX_DEPTH]; /* [0]: the outermost */
+};
+
 #define GS_REC_ASSERT_SIZE(type, bytes)                                                            \
 	_Static_assert(sizeof(type) == (bytes), #type " layout is part of the trace format");      \
 	_Static_assert(sizeof(type) % 8 == 0, #type " must keep 8-byte alignment")
@@ -565,6 +597,10 @@ GS_REC_ASSERT_SIZE(struct gs_py_offsets, 80);
 GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
 GS_REC_ASSERT_SIZE(struct gs_op_unwind, 40 + 16 * GS_OP_UNWIND_MAX);
 GS_REC_ASSERT_SIZE(struct gs_hold_key, 16);
+GS_REC_ASSERT_SIZE(struct gs_syscall_inflight, 104);
+GS_REC_ASSERT_SIZE(struct gs_offcpu_inflight, 16);
+GS_REC_ASSERT_SIZE(struct gs_cuda_frame, 88);
+GS_REC_ASSERT_SIZE(struct gs_cuda_thread, 8 + 88 * GS_CUDA_MAX_DEPTH);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_final, 72);

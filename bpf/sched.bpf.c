@@ -15,17 +15,11 @@ const volatile __u64 offcpu_threshold_ns = 1000;
 #define TASK_UNINTERRUPTIBLE_BIT 0x0002
 #define TASK_NOLOAD_BIT		 0x0400
 
-struct offcpu_start {
-	__u64 ts;
-	__u32 reason;
-	__u32 valid;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct offcpu_start);
+	__type(value, struct gs_offcpu_inflight);
 } offcpu_by_task SEC(".maps");
 
 struct {
@@ -70,7 +64,7 @@ static __always_inline void account_offcpu(__u32 tgid, __u32 tid, __u32 reason, 
 static __always_inline void switched_out(struct task_struct *prev, __u64 now, bool preempt,
 					 unsigned int prev_state)
 {
-	struct offcpu_start *s;
+	struct gs_offcpu_inflight *s;
 
 	if (!is_traced(prev->tgid, prev->pid))
 		return;
@@ -84,7 +78,7 @@ static __always_inline void switched_out(struct task_struct *prev, __u64 now, bo
 
 static __always_inline void switched_in(struct task_struct *next, __u64 now)
 {
-	struct offcpu_start *s;
+	struct gs_offcpu_inflight *s;
 	struct gs_offcpu *rec;
 	__u64 dur;
 

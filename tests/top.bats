@@ -152,10 +152,12 @@ row() { # PID KEY
 	[ "$(cat "$WORK/top.err")" = "gpuspy: watching the host, first values in 5.0 s" ]
 	# the terminal's columns, in this order (GPU Mem (B), H2D B/s and D2H B/s hold spaces)
 	head -n 1 "$WORK/top.txt" | grep -Eq '^ +PID +User +Container +Mode +GPU% +Kern/s +Launch/s +API% +GPU Mem \(B\) +H2D B/s +D2H B/s +CPU% +Wait +Command$'
-	read -r pid user container mode gpu kern launch api mem h2d d2h cpu wait cmd extra \
+	read -r pid user container mode gpu kern launch api mem h2d d2h cpu wait share cmd extra \
 		< <(awk -v pid="$A" '$1 == pid' "$WORK/top.txt")
 	[ "$pid" = "$A" ] && [ "$user" = root ] && [ "$mode" = bridge ] && [ "$cmd" = cuda_loop ]
 	[ -z "$extra" ]
+	# between its commands the loop blocks reading them from its fifo: Wait is "input NN%"
+	[ "$wait" = input ] && [[ $share =~ ^[0-9]+%$ ]]
 	# the loop's batch, in rates over one interval: N launches, each with its kernel and one
 	# 4096-byte host-to-device copy, and no device-to-host copy. The rates share the
 	# interval, so launches and kernels print the same, and the copy rate is 4096 times the

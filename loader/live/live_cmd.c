@@ -89,10 +89,10 @@ static int live_recorder_init(struct recorder *r, struct live_opts *o, struct li
 	ro->cuda = true;
 	ro->cupti = o->cupti;
 	ro->inject = o->inject;
-	/* counts and totals only: statistics are exact without spans, which would cost a ring
-	 * buffer record each */
-	ro->osrt_threshold_ns = UINT64_MAX;
-	ro->offcpu_threshold_ns = UINT64_MAX;
+	/* counts and totals need no spans, which cost a ring-buffer record each: statistics are
+	 * exact without them */
+	ro->osrt_threshold_ns = o->span_threshold_ns ?: UINT64_MAX;
+	ro->offcpu_threshold_ns = o->span_threshold_ns ?: UINT64_MAX;
 	ro->stats_interval_ns = o->interval_ns;
 	ro->duration_ns = o->duration_ns;
 	ro->ringbuf_bytes = o->ringbuf_bytes;

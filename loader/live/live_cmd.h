@@ -2,8 +2,8 @@
 /*
  * The driver that `gpuspy top` and `gpuspy serve` share: their common options and command-line
  * handling, the checks before any BPF work, and a recording set up to feed a live_model instead
- * of a file (system-wide unless -p; statistics checkpointed each interval; no span records,
- * since only counts and totals are shown). A view describes itself in a struct live_cmd.
+ * of a file (system-wide unless -p; statistics checkpointed each interval; span records only
+ * for a view that asks for them: top's wait column). A view describes itself in a struct live_cmd.
  */
 #ifndef GPUSPY_LIVE_CMD_H
 #define GPUSPY_LIVE_CMD_H
@@ -25,6 +25,9 @@ struct live_opts {
 	uint64_t grace_ns;    /* how long an exited process stays */
 	bool cupti, inject;
 	uint32_t ringbuf_bytes;
+	/* syscalls and off-CPU intervals at least this long are recorded as spans (a ring-buffer
+	 * record each), for a view that sorts time by them; 0: none, counts and totals only */
+	uint64_t span_threshold_ns;
 };
 
 /* getopt codes of the shared long options (beyond single letters -p, -d, -v, -h) */

@@ -7,6 +7,7 @@
 #include "lib/array_grow.h"
 #include "lib/cgroup_attr.h"
 #include "loader/live/live_model.h"
+#include "loader/live/live_waits.h"
 #include "loader/proc/procfs.h"
 
 /* The last cumulative statistics of one (process, thread, syscall) key. */
@@ -401,7 +402,10 @@ static int on_losses(struct live_model *lm, const struct gs_hdr *h)
 int live_model_take(void *ctx, const struct gs_hdr *h)
 {
 	struct live_model *lm = ctx;
+	int err = lm->waits ? live_waits_take(lm->waits, h) : 0;
 
+	if (err)
+		return err;
 	lm->events++;
 	switch (h->type) {
 	case GS_REC_FORK:

@@ -90,8 +90,11 @@ enum live_kind { LIVE_PROCESS, LIVE_CONTAINER, LIVE_USER, LIVE_NKINDS };
 typedef void (*live_leave_fn)(void *ctx, enum live_kind kind, bool slotted,
 			      const struct live_counters *c, const struct live_counters *base);
 
+struct live_waits;
+
 struct live_model {
-	live_leave_fn on_leave; /* NULL: nobody needs to know */
+	live_leave_fn on_leave;	  /* NULL: nobody needs to know */
+	struct live_waits *waits; /* top's wait column, fed every record; NULL: none */
 	void *leave_ctx;
 	struct live_proc *procs;
 	size_t nprocs, procs_cap;

@@ -3,13 +3,15 @@
  * `gpuspy top`: a live view of who uses the GPUs and how, refreshed each interval: per process
  * (or container, or user) GPU busy time and kernels where the CUPTI bridge is active, CUDA
  * launches and API time from uprobes everywhere, GPU memory allocated through the CUDA API,
- * copy bytes, CPU use, and what its main thread waits on. On a terminal it redraws in place
- * (keys: q quit, s next sort column, r reverse is not offered: numbers sort descending);
- * otherwise, and with --once, it prints snapshots for scripts.
+ * copy bytes, CPU use, and what its main thread waits on (live_waits.h). On a terminal it
+ * redraws in place (keys: q quit, s next sort column, r reverse is not offered: numbers sort
+ * descending); otherwise, and with --once, it prints snapshots for scripts.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -19,12 +21,18 @@
 #include "lib/value_parse.h"
 #include "loader/live/live_cmd.h"
 #include "loader/live/live_model.h"
+#include "loader/live/live_waits.h"
 #include "loader/live/top_cmd.h"
 #include "loader/live/top_rows.h"
 #include "loader/record/record_cmd.h"
 #include "loader/record/recorder.h"
+#include "loader/session/thread_now.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
+/* The wait column sorts time by syscall and off-CPU spans: shorter ones count as CPU. 10 us
+ * keeps a syscall-heavy host's ring buffer quiet (most calls are shorter) while any wait that
+ * matters over a refresh is seen. */
+#define WAIT_SPAN_NS 10000ULL
 
 /* off: clang-format would join LIVE_USAGE_OPTS() to the line before it */
 /* clang-format off */
@@ -36,9 +44,12 @@ static const char usage[] =
     "A live view of the host's GPU users, refreshed every interval: per process (or\n"
     "container, or user) GPU busy % and kernels/s where gpuspy's CUPTI bridge is active,\n"
     "CUDA launches/s and API time from uprobes everywhere, GPU memory allocated through the\n"
-    "CUDA API, host-to-device and device-to-host bytes/s, CPU % and the syscall or off-CPU\n"
-    "reason its main thread waited on most. Mode says how a process's GPU side is seen:\n"
-    "bridge (started with it), injected (gpuspy loaded it at attach), uprobes (no GPU times).\n"
+    "CUDA API, host-to-device and device-to-host bytes/s, CPU %, and Wait: what its main\n"
+    "thread (in a CUDA process, the one making most CUDA calls) spent most of the interval\n"
+    "on, with its share: input (reads), io (disk), sync (a CUDA synchronisation), lock\n"
+    "(futex), runq (runnable, no CPU free), other (sleeps, polls), or cpu (computing).\n"
+    "Mode says how a process's GPU side is seen: bridge (started with it), injected (gpuspy\n"
+    "loaded it at attach), uprobes (no GPU times).\n"
     "\n"
     "  -p, --pid PIDS        only these processes and their descendants (default: the host)\n"
     "      --once            print one snapshot after one interval and exit\n"
@@ -46,7 +57,8 @@ static const char usage[] =
     "                        interval (json: one array per line)\n"
     "  -s, --sort KEY        sort by a column's JSON key: gpu_busy_pct, kernels_per_s,\n"
     "                        launches_per_s, api_pct, gpu_mem_bytes, htod_bytes_per_s,\n"
-    "                        dtoh_bytes_per_s, cpu_pct, pid, user, container, name, ...\n"
+    "                        dtoh_bytes_per_s, cpu_pct, wait, pid, user, container, name,\n"
+    "                        ...\n"
     "                        (default: GPU busy, then launches, API time, CPU)\n"
     "      --group-by KIND   one row per process (default), container or user\n"
     "  -n, --limit N         at most N rows (default: what the terminal holds)\n"
@@ -78,6 +90,9 @@ static const struct option long_opts[] = {
 
 struct top_state {
 	struct live_model lm;
+	struct live_waits *waits;
+	uint32_t *pids; /* the live processes at a tick, for the wait column */
+	size_t pids_cap;
 	struct top_view view;
 	bool once, interactive;
 	unsigned ticks;
@@ -228,10 +243,35 @@ static int draw(struct top_state *st)
 	return err;
 }
 
+static int read_now(void *session, uint32_t pid, uint32_t tid, struct thread_now *now)
+{
+	return thread_now_read(session, (pid_t)pid, (pid_t)tid, now);
+}
+
+/* The interval's waits of every live process's shown thread. 0 or -ENOMEM. */
+static int close_waits(struct top_state *st, struct recorder *r, uint64_t now)
+{
+	size_t n = 0;
+
+	if (st->lm.nprocs > st->pids_cap) {
+		uint32_t *v = realloc(st->pids, st->lm.nprocs * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		st->pids = v;
+		st->pids_cap = st->lm.nprocs;
+	}
+	for (size_t i = 0; i < st->lm.nprocs; i++)
+		if (!st->lm.procs[i].exited)
+			st->pids[n++] = st->lm.procs[i].pid;
+	return live_waits_tick(st->waits, now, st->pids, n, read_now, r->session);
+}
+
 static int on_tick(struct recorder *r, uint64_t now)
 {
 	struct top_state *st = r->live;
-	int err = live_model_tick(&st->lm, now);
+	/* before the model's tick, which drops processes whose grace period ended */
+	int err = close_waits(st, r, now) ?: live_model_tick(&st->lm, now);
 
 	/* the first tick, when the probes went live, is only the baseline of the rates */
 	if (!err && st->ticks++)
@@ -257,6 +297,13 @@ static int run_view(void *view, struct live_opts *lo)
 
 	/* an exited process shows for two refreshes, then goes */
 	live_model_init(&st->lm, 2 * lo->interval_ns);
+	st->waits = live_waits_new();
+	if (!st->waits) {
+		gs_error("cannot start the live view: out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	st->lm.waits = st->waits;
+	lo->span_threshold_ns = WAIT_SPAN_NS;
 	st->interactive = !st->once && st->view.format == TABLE_TEXT && isatty(STDOUT_FILENO);
 	/* before the terminal goes raw: a signal must not leave it so */
 	recorder_install_signal_handlers();
@@ -265,6 +312,8 @@ static int run_view(void *view, struct live_opts *lo)
 	ret = live_cmd_record(lo, &st->lm, on_tick, st);
 	tty_restore(st);
 	live_model_free(&st->lm);
+	live_waits_free(st->waits);
+	free(st->pids);
 	return ret;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lib/array_grow.h"
 #include "lib/syscall_names.h"
+#include "loader/live/live_waits.h"
 #include "loader/live/top_rows.h"
 
 /* What one row shows: rates over the last interval and totals since gpuspy saw it. */
@@ -11,7 +12,10 @@ struct top_row {
 	uint32_t pid;
 	unsigned processes;
 	const char *name, *user, *container, *mode;
-	char wait[40];
+	char wait[24];	       /* "input 78%": the kind that took most of the interval */
+	const char *wait_kind; /* "input", or "-" */
+	uint32_t wait_tid;     /* the thread it is of; 0: none */
+	char syscall[40];      /* the main thread's syscall with most time, or off-CPU reason */
 	bool exited;
 	double v[32]; /* by enum field */
 	uint64_t gpu_mem;
@@ -28,6 +32,7 @@ enum field {
 	F_DTOH_S,
 	F_CPU_PCT,
 	F_WAIT_PCT,
+	F_SYSCALL_PCT,
 	F_NFIELDS,
 };
 
@@ -40,6 +45,9 @@ enum col_src {
 	SRC_CONTAINER,
 	SRC_MODE,
 	SRC_WAIT,
+	SRC_WAIT_KIND,
+	SRC_WAIT_TID,
+	SRC_SYSCALL,
 	SRC_GPU_MEM,
 	SRC_EXITED,
 	SRC_TOTAL
@@ -48,43 +56,53 @@ enum col_src {
 /* Totals since gpuspy saw the process, by offset in struct live_counters. */
 #define TOTAL(member) offsetof(struct live_counters, member)
 
+enum col_show {
+	SHOW_DATA, /* CSV and JSON only */
+	SHOW_ALL,  /* also in the text and terminal views, which have room for few */
+	SHOW_TEXT, /* only there: CSV and JSON have its parts in columns of their own */
+};
+
 struct top_col {
 	struct table_col col;
 	enum col_src src;
-	size_t arg;   /* field, or counter offset */
-	bool compact; /* shown in the terminal view */
+	size_t arg; /* field, or counter offset */
+	enum col_show show;
 };
 
 static const struct top_col cols[] = {
-    {{"PID", "pid", COL_ID}, SRC_PID, 0, true},
-    {{"Procs", "processes", COL_INT}, SRC_PROCS, 0, false},
-    {{"User", "user", COL_STR}, SRC_USER, 0, true},
-    {{"Container", "container", COL_STR}, SRC_CONTAINER, 0, true},
-    {{"Mode", "mode", COL_STR}, SRC_MODE, 0, true},
-    {{"GPU%", "gpu_busy_pct", COL_PCT}, SRC_FIELD, F_GPU_PCT, true},
-    {{"Kern/s", "kernels_per_s", COL_FLOAT1}, SRC_FIELD, F_KERNELS_S, true},
-    {{"Launch/s", "launches_per_s", COL_FLOAT1}, SRC_FIELD, F_LAUNCHES_S, true},
-    {{"API%", "api_pct", COL_PCT}, SRC_FIELD, F_API_PCT, true},
-    {{"API calls/s", "api_calls_per_s", COL_FLOAT1}, SRC_FIELD, F_API_CALLS_S, false},
-    {{"GPU Mem (B)", "gpu_mem_bytes", COL_INT}, SRC_GPU_MEM, 0, true},
-    {{"H2D B/s", "htod_bytes_per_s", COL_FLOAT1}, SRC_FIELD, F_HTOD_S, true},
-    {{"D2H B/s", "dtoh_bytes_per_s", COL_FLOAT1}, SRC_FIELD, F_DTOH_S, true},
-    {{"CPU%", "cpu_pct", COL_PCT}, SRC_FIELD, F_CPU_PCT, true},
-    {{"Wait", "wait", COL_STR}, SRC_WAIT, 0, true},
-    {{"Wait%", "wait_pct", COL_PCT}, SRC_FIELD, F_WAIT_PCT, false},
-    {{"Command", "name", COL_STR}, SRC_NAME, 0, true},
-    {{"Exited", "exited", COL_INT}, SRC_EXITED, 0, false},
-    {{"Launches", "launches", COL_INT}, SRC_TOTAL, TOTAL(launches), false},
-    {{"Kernels", "kernels", COL_INT}, SRC_TOTAL, TOTAL(kernels), false},
-    {{"API Calls", "api_calls", COL_INT}, SRC_TOTAL, TOTAL(api_calls), false},
-    {{"API Errors", "api_errors", COL_INT}, SRC_TOTAL, TOTAL(api_errors), false},
-    {{"API (ns)", "api_ns", COL_INT}, SRC_TOTAL, TOTAL(api_ns), false},
-    {{"GPU Busy (ns)", "gpu_busy_ns", COL_INT}, SRC_TOTAL, TOTAL(gpu_busy_ns), false},
-    {{"H2D (B)", "htod_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_HTOD]), false},
-    {{"D2H (B)", "dtoh_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_DTOH]), false},
-    {{"D2D (B)", "dtod_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_DTOD]), false},
-    {{"Memset (B)", "memset_bytes", COL_INT}, SRC_TOTAL, TOTAL(memset_bytes), false},
-    {{"CPU (ns)", "cpu_ns", COL_INT}, SRC_TOTAL, TOTAL(cpu_ns), false},
+    {{"PID", "pid", COL_ID}, SRC_PID, 0, SHOW_ALL},
+    {{"Procs", "processes", COL_INT}, SRC_PROCS, 0, SHOW_DATA},
+    {{"User", "user", COL_STR}, SRC_USER, 0, SHOW_ALL},
+    {{"Container", "container", COL_STR}, SRC_CONTAINER, 0, SHOW_ALL},
+    {{"Mode", "mode", COL_STR}, SRC_MODE, 0, SHOW_ALL},
+    {{"GPU%", "gpu_busy_pct", COL_PCT}, SRC_FIELD, F_GPU_PCT, SHOW_ALL},
+    {{"Kern/s", "kernels_per_s", COL_FLOAT1}, SRC_FIELD, F_KERNELS_S, SHOW_ALL},
+    {{"Launch/s", "launches_per_s", COL_FLOAT1}, SRC_FIELD, F_LAUNCHES_S, SHOW_ALL},
+    {{"API%", "api_pct", COL_PCT}, SRC_FIELD, F_API_PCT, SHOW_ALL},
+    {{"API calls/s", "api_calls_per_s", COL_FLOAT1}, SRC_FIELD, F_API_CALLS_S, SHOW_DATA},
+    {{"GPU Mem (B)", "gpu_mem_bytes", COL_INT}, SRC_GPU_MEM, 0, SHOW_ALL},
+    {{"H2D B/s", "htod_bytes_per_s", COL_FLOAT1}, SRC_FIELD, F_HTOD_S, SHOW_ALL},
+    {{"D2H B/s", "dtoh_bytes_per_s", COL_FLOAT1}, SRC_FIELD, F_DTOH_S, SHOW_ALL},
+    {{"CPU%", "cpu_pct", COL_PCT}, SRC_FIELD, F_CPU_PCT, SHOW_ALL},
+    {{"Wait", "wait", COL_STR}, SRC_WAIT, 0, SHOW_TEXT},
+    {{"Wait", "wait", COL_STR}, SRC_WAIT_KIND, 0, SHOW_DATA},
+    {{"Wait%", "wait_pct", COL_PCT}, SRC_FIELD, F_WAIT_PCT, SHOW_DATA},
+    {{"Wait TID", "wait_tid", COL_ID}, SRC_WAIT_TID, 0, SHOW_DATA},
+    {{"Syscall", "syscall", COL_STR}, SRC_SYSCALL, 0, SHOW_DATA},
+    {{"Syscall%", "syscall_pct", COL_PCT}, SRC_FIELD, F_SYSCALL_PCT, SHOW_DATA},
+    {{"Command", "name", COL_STR}, SRC_NAME, 0, SHOW_ALL},
+    {{"Exited", "exited", COL_INT}, SRC_EXITED, 0, SHOW_DATA},
+    {{"Launches", "launches", COL_INT}, SRC_TOTAL, TOTAL(launches), SHOW_DATA},
+    {{"Kernels", "kernels", COL_INT}, SRC_TOTAL, TOTAL(kernels), SHOW_DATA},
+    {{"API Calls", "api_calls", COL_INT}, SRC_TOTAL, TOTAL(api_calls), SHOW_DATA},
+    {{"API Errors", "api_errors", COL_INT}, SRC_TOTAL, TOTAL(api_errors), SHOW_DATA},
+    {{"API (ns)", "api_ns", COL_INT}, SRC_TOTAL, TOTAL(api_ns), SHOW_DATA},
+    {{"GPU Busy (ns)", "gpu_busy_ns", COL_INT}, SRC_TOTAL, TOTAL(gpu_busy_ns), SHOW_DATA},
+    {{"H2D (B)", "htod_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_HTOD]), SHOW_DATA},
+    {{"D2H (B)", "dtoh_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_DTOH]), SHOW_DATA},
+    {{"D2D (B)", "dtod_bytes", COL_INT}, SRC_TOTAL, TOTAL(copy_bytes[GS_COPY_DTOD]), SHOW_DATA},
+    {{"Memset (B)", "memset_bytes", COL_INT}, SRC_TOTAL, TOTAL(memset_bytes), SHOW_DATA},
+    {{"CPU (ns)", "cpu_ns", COL_INT}, SRC_TOTAL, TOTAL(cpu_ns), SHOW_DATA},
 };
 
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
@@ -111,7 +129,7 @@ const char *top_next_sort_key(const char *key)
 		if (!strcmp(cols[i].col.json_key, key))
 			at = i + 1;
 	for (size_t n = 0; n < NCOLS; n++, at++)
-		if (cols[at % NCOLS].compact)
+		if (cols[at % NCOLS].show != SHOW_DATA)
 			return cols[at % NCOLS].col.json_key;
 	return NULL;
 }
@@ -143,33 +161,66 @@ static void fill_rates(struct top_row *row, const struct live_counters *c,
 	row->c = c;
 }
 
-/* The main thread's wait: its syscall with most time, else its main off-CPU reason. */
-static void describe_wait(struct top_row *row, const struct live_proc *p, double secs)
+/* The kinds in the words top prints: the input, sync, I/O and CPU, and the others. */
+static const char *wait_word(enum stall_kind k)
+{
+	static const char *const words[STALL_NKINDS] = {
+	    [STALL_INPUT_WAIT] = "input",    [STALL_IO_WAIT] = "io",
+	    [STALL_HOST_COMPUTE] = "cpu",    [STALL_SYNC_WAIT] = "sync",
+	    [STALL_LAUNCH_BOUND] = "launch", [STALL_CPU_CONTENTION] = "runq",
+	    [STALL_LOCK_WAIT] = "lock",	     [STALL_GPU_BOUND] = "gpu",
+	    [STALL_OTHER_WAIT] = "other",
+	};
+
+	return k < STALL_NKINDS ? words[k] : "?";
+}
+
+/* What the shown thread spent most of the interval on (live_waits.h). */
+static void describe_wait(struct top_row *row, const struct live_proc *p,
+			  const struct live_waits *w)
+{
+	const struct live_wait_result *r = w && !p->exited ? live_waits_result(w, p->pid) : NULL;
+	enum stall_kind k;
+	double pct;
+
+	row->wait_kind = "-";
+	snprintf(row->wait, sizeof(row->wait), "-");
+	if (!r || !r->known || !r->wall_ns)
+		return;
+	k = live_wait_dominant(r, &pct);
+	row->wait_kind = wait_word(k);
+	row->wait_tid = r->tid;
+	row->v[F_WAIT_PCT] = pct;
+	snprintf(row->wait, sizeof(row->wait), "%s %.0f%%", row->wait_kind, pct);
+}
+
+/* The main thread's syscall with most time, else its main off-CPU reason, from statistics. */
+static void describe_syscall(struct top_row *row, const struct live_proc *p, double secs)
 {
 	char buf[32];
 	uint64_t ns = 0;
 
 	if (p->exited) {
-		snprintf(row->wait, sizeof(row->wait), "exited");
+		snprintf(row->syscall, sizeof(row->syscall), "exited");
 	} else if (p->wait_ns) {
-		snprintf(row->wait, sizeof(row->wait), "%s",
+		snprintf(row->syscall, sizeof(row->syscall), "%s",
 			 gs_syscall_name(p->wait_nr, buf, sizeof(buf)));
 		ns = p->wait_ns;
 	} else if (p->wait_offcpu >= 0 && p->wait_offcpu_ns) {
-		snprintf(row->wait, sizeof(row->wait), "%s",
+		snprintf(row->syscall, sizeof(row->syscall), "%s",
 			 gs_offcpu_reason_name((unsigned)p->wait_offcpu));
 		ns = p->wait_offcpu_ns;
 	} else {
-		snprintf(row->wait, sizeof(row->wait), "-");
+		snprintf(row->syscall, sizeof(row->syscall), "-");
 	}
-	row->v[F_WAIT_PCT] = secs > 0 ? 100.0 * (double)ns / 1e9 / secs : 0.0;
+	row->v[F_SYSCALL_PCT] = secs > 0 ? 100.0 * (double)ns / 1e9 / secs : 0.0;
 }
 
 static bool active(const struct top_row *r)
 {
 	/* waiting is what idle processes do: it does not make a row active */
 	for (int f = 0; f < F_NFIELDS; f++)
-		if (f != F_WAIT_PCT && r->v[f] > 0)
+		if (f != F_WAIT_PCT && f != F_SYSCALL_PCT && r->v[f] > 0)
 			return true;
 	return r->gpu_mem > 0 || strcmp(r->mode, "-");
 }
@@ -195,7 +246,8 @@ static int process_rows(const struct live_model *lm, const struct top_view *view
 		struct top_row *slot;
 
 		fill_rates(&r, &p->c, &p->prev, secs);
-		describe_wait(&r, p, secs);
+		describe_wait(&r, p, lm->waits);
+		describe_syscall(&r, p, secs);
 		if (!view->all && !active(&r))
 			continue;
 		slot = array_grow((void **)&rows->v, &rows->n, &rows->cap, sizeof(*slot));
@@ -221,7 +273,9 @@ static int group_rows(const struct live_group *g, size_t n, bool users, double s
 		r->container = users ? "" : g[i].label;
 		r->mode = "";
 		r->gpu_mem = g[i].gpu_mem_bytes;
+		r->wait_kind = "-";
 		snprintf(r->wait, sizeof(r->wait), "-");
+		snprintf(r->syscall, sizeof(r->syscall), "-");
 		fill_rates(r, &g[i].sum, &g[i].prev_sum, secs);
 	}
 	return 0;
@@ -254,8 +308,16 @@ static int cmp_rows(const void *a, const void *b)
 		return strcmp(x->container, y->container);
 	if (c && c->src == SRC_MODE)
 		return strcmp(x->mode, y->mode);
-	if (c && c->src == SRC_WAIT)
-		return strcmp(x->wait, y->wait);
+	if (c && (c->src == SRC_WAIT || c->src == SRC_WAIT_KIND) &&
+	    strcmp(x->wait_kind, y->wait_kind))
+		return strcmp(x->wait_kind, y->wait_kind);
+	if (c && (c->src == SRC_WAIT || c->src == SRC_WAIT_KIND) &&
+	    x->v[F_WAIT_PCT] != y->v[F_WAIT_PCT])
+		return x->v[F_WAIT_PCT] < y->v[F_WAIT_PCT] ? 1 : -1;
+	if (c && c->src == SRC_WAIT_TID && x->wait_tid != y->wait_tid)
+		return x->wait_tid < y->wait_tid ? -1 : 1;
+	if (c && c->src == SRC_SYSCALL)
+		return strcmp(x->syscall, y->syscall);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		if (x->v[order[i]] != y->v[order[i]])
 			return x->v[order[i]] < y->v[order[i]] ? 1 : -1;
@@ -292,6 +354,14 @@ static int set_cell(struct table_cell *cell, const struct top_col *c, const stru
 		return table_set_str(cell, r->container);
 	case SRC_MODE:
 		return table_set_str(cell, r->mode);
+	case SRC_WAIT_KIND:
+		return table_set_str(cell, r->wait_kind);
+	case SRC_WAIT_TID:
+		cell->u = r->wait_tid;
+		cell->empty = !r->wait_tid;
+		return 0;
+	case SRC_SYSCALL:
+		return table_set_str(cell, r->syscall);
 	default:
 		return table_set_str(cell, r->wait);
 	}
@@ -308,11 +378,15 @@ static size_t shown_cols(const struct top_view *v, const struct top_col **out,
 		const struct top_col *c = &cols[i];
 		bool group = v->group_by != GROUP_PROCESS;
 
-		if (v->compact && !c->compact && !(group && c->src == SRC_PROCS))
+		if (v->compact && c->show == SHOW_DATA && !(group && c->src == SRC_PROCS))
 			continue;
-		if (group && (c->src == SRC_PID || c->src == SRC_MODE || c->src == SRC_WAIT ||
-			      c->src == SRC_NAME || c->src == SRC_EXITED ||
-			      (c->src == SRC_FIELD && c->arg == F_WAIT_PCT)))
+		if (!v->compact && c->show == SHOW_TEXT)
+			continue;
+		if (group &&
+		    (c->src == SRC_PID || c->src == SRC_MODE || c->src == SRC_WAIT ||
+		     c->src == SRC_WAIT_KIND || c->src == SRC_WAIT_TID || c->src == SRC_SYSCALL ||
+		     c->src == SRC_NAME || c->src == SRC_EXITED ||
+		     (c->src == SRC_FIELD && (c->arg == F_WAIT_PCT || c->arg == F_SYSCALL_PCT))))
 			continue;
 		if (group && c->src == (v->group_by == GROUP_USER ? SRC_CONTAINER : SRC_USER))
 			continue;

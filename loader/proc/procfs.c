@@ -238,3 +238,26 @@ void procfs_environ_value(pid_t pid, const char *name, char *out, size_t len)
 			return;
 		}
 }
+
+int procfs_thread_syscall(pid_t pid, pid_t tid, long *nr)
+{
+	char path[64], buf[256];
+	unsigned long long sp = 0, pc = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	/* "running", or "-1 SP PC" blocked outside a syscall, or "NR ARG1..ARG6 SP PC"; a kernel
+	 * thread reads as syscall 0 with no user stack, which is none */
+	if (sscanf(buf, "%ld %*x %*x %*x %*x %*x %*x %llx %llx", nr, &sp, &pc) != 3 || (!sp && !pc))
+		*nr = -1;
+	return 0;
+}

@@ -32,6 +32,9 @@ pid_t procfs_tgid_of(pid_t pid);
 int procfs_stat_field(pid_t pid, int field, unsigned long long *value);
 /* `n` numeric fields from `field` on, from one read of the file. */
 int procfs_stat_fields(pid_t pid, int field, size_t n, unsigned long long *values);
+/* The syscall thread `tid` of `pid` is blocked in (/proc/PID/task/TID/syscall): 0 and its
+ * number, or -1 when it runs or is blocked outside a syscall; -errno when unreadable. */
+int procfs_thread_syscall(pid_t pid, pid_t tid, long *nr);
 /* The value of `name` in the process's initial environment (/proc/PID/environ), "" if unset
  * or unreadable. */
 void procfs_environ_value(pid_t pid, const char *name, char *out, size_t len);

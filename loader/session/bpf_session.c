@@ -415,6 +415,14 @@ struct ops_bpf *bpf_session_ops(struct bpf_session *s)
 	return s->ops;
 }
 
+void bpf_session_task_maps(const struct bpf_session *s, int *syscall_fd, int *offcpu_fd,
+			   int *cuda_fd)
+{
+	*syscall_fd = bpf_map__fd(s->osrt->maps.inflight_by_task);
+	*offcpu_fd = bpf_map__fd(s->sched->maps.offcpu_by_task);
+	*cuda_fd = s->cuda ? bpf_map__fd(s->cuda->maps.cuda_threads) : -1;
+}
+
 int bpf_session_py_procs_fd(struct bpf_session *s)
 {
 	return bpf_map__fd(s->osrt->maps.py_procs);

@@ -59,6 +59,10 @@ struct cupti_bpf *bpf_session_cupti(struct bpf_session *s);
 struct python_bpf *bpf_session_python(struct bpf_session *s);
 /* The PyTorch operator component's skeleton, or NULL; op_probes attaches it per library. */
 struct ops_bpf *bpf_session_ops(struct bpf_session *s);
+/* The task-local storage maps of what each thread is in now (thread_now.h): its syscall, its
+ * off-CPU interval and its CUDA calls (-1 without the CUDA component). */
+void bpf_session_task_maps(const struct bpf_session *s, int *syscall_fd, int *offcpu_fd,
+			   int *cuda_fd);
 /* The py_procs map's fd: which processes get Python stacks, with their layout. */
 int bpf_session_py_procs_fd(struct bpf_session *s);
 /* GPU batches (and the records in them) that BPF could not put in the ring buffer. */
