@@ -72,6 +72,11 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 	jq -e 'map(select(.step != null)) | length == 9 and
 		all(.[]; .found_by | startswith("python loop in step (train_loop.py:"))' "$WORK/torch.json"
 	jq -e '[.[].step | select(. != null)] == [range(9)]' "$WORK/torch.json"
+	# --steps-by op:NAME: from each call of the loss operator (once an iteration) to the next
+	"$GPUSPY" report "$WORK/torch.gpuspy" --report steps --format json \
+		--steps-by op:aten::cross_entropy_loss > "$WORK/torch_op.json"
+	jq -e 'map(select(.step != null)) | length == 9 and
+		all(.[]; .found_by == "op:aten::cross_entropy_loss (each call)")' "$WORK/torch_op.json"
 }
 
 @test "steps: a launch-bound loop of 100 launches a step" {
@@ -107,9 +112,9 @@ check_steps() { # KIND FOUND_BY_PREFIX [inside|count|NS] [REPORT OPTIONS...]
 }
 
 @test "steps: a bad --steps-by value is one line and exit 2" {
-	run "$GPUSPY" report /dev/null --report steps --steps-by op:aten::add
+	run "$GPUSPY" report /dev/null --report steps --steps-by aten::add
 	[ "$status" -eq 2 ]
-	[ "$output" = "gpuspy: invalid value 'op:aten::add' for --steps-by: expected nvtx:NAME or py:FUNCTION" ]
+	[ "$output" = "gpuspy: invalid value 'aten::add' for --steps-by: expected nvtx:NAME, py:FUNCTION or op:NAME" ]
 }
 
 @test "steps: a loop of pure Python computing (CPU samples only) whose process competes for its CPU" {

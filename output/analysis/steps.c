@@ -5,11 +5,13 @@
 #include <string.h>
 #include "output/analysis/steps.h"
 #include "output/analysis/steps_nvtx.h"
+#include "output/analysis/steps_op.h"
 #include "output/analysis/steps_py.h"
 
 bool steps_by_valid(const char *by)
 {
-	return (!strncmp(by, "nvtx:", 5) && by[5]) || (!strncmp(by, "py:", 3) && by[3]);
+	return (!strncmp(by, "nvtx:", 5) && by[5]) || (!strncmp(by, "py:", 3) && by[3]) ||
+	       (!strncmp(by, "op:", 3) && by[3]);
 }
 
 /* The pids that have steps already: those of the list's origins. */
@@ -100,6 +102,13 @@ static int find_by(const struct trace_model *m, const char *by, struct step_list
 		return find_preferred(m, out, err, errlen);
 	if (!strncmp(by, "nvtx:", 5))
 		return steps_nvtx_find(m->path, m->filter, by + 5, out, err, errlen);
+	if (!strncmp(by, "op:", 3)) {
+		if (steps_op_find(&m->ops, by + 3, out)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
 	if (steps_py_find(&m->py, by + 3, NULL, 0, out)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -3,7 +3,8 @@
  * Training steps (iterations) of each process, found without code changes, in this order of
  * preference: torch.profiler's ProfilerStep#N NVTX ranges, then the step loop in the Python
  * stacks (steps_py.c). `--steps-by` names the way instead: nvtx:NAME (ranges whose name starts
- * with NAME) or py:FUNCTION (each call of a Python function).
+ * with NAME), py:FUNCTION (each call of a Python function) or op:NAME (from each call of a
+ * PyTorch operator to the next).
  */
 #ifndef GPUSPY_STEPS_H
 #define GPUSPY_STEPS_H

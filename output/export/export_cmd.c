@@ -19,7 +19,7 @@
 
 static const char usage[] =
     "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"
-    "                          [--steps-by nvtx:NAME|py:FUNCTION]\n"
+    "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
@@ -35,7 +35,8 @@ static const char usage[] =
     "                     (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
     "                     stacks), as for the steps report: nvtx:NAME, each NVTX range\n"
     "                     whose name starts with NAME; py:FUNCTION, each call of a\n"
-    "                     Python function. The steps are a \"steps\" track per process\n"
+    "                     Python function; op:NAME, from each call of a PyTorch\n"
+    "                     operator to the next. The steps are a \"steps\" track per process\n"
     "                     (chrome), or ProfilerStep#N annotations on the loop's thread\n"
     "                     (kineto) where the process has no ProfilerStep#N ranges\n"
     "  -h, --help         this help\n"
@@ -148,7 +149,7 @@ int export_main(int argc, char **argv)
 		case OPT_STEPS_BY:
 			if (!steps_by_valid(optarg))
 				return gs_bad_value("--steps-by", optarg,
-						    "nvtx:NAME or py:FUNCTION");
+						    "nvtx:NAME, py:FUNCTION or op:NAME");
 			opts.steps_by = optarg;
 			break;
 		case 'h':

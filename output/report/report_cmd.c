@@ -28,7 +28,7 @@ static const char usage[] =
     "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
     "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
     "                          [--group-by process|container|user]\n"
-    "                          [--steps-by nvtx:NAME|py:FUNCTION]\n"
+    "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Print tables from a trace file written by 'gpuspy record'.\n"
     "\n"
@@ -56,7 +56,9 @@ static const char usage[] =
     "                       (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
     "                       stacks): nvtx:NAME, each NVTX range whose name starts with\n"
     "                       NAME; py:FUNCTION, each call of a Python function (its\n"
-    "                       qualname, e.g. Trainer.training_step)\n"
+    "                       qualname, e.g. Trainer.training_step); op:NAME, from each\n"
+    "                       call of a PyTorch operator to the next (aten::mm,\n"
+    "                       Optimizer.step#SGD.step)\n"
     "      --group-by KIND  every report per process, per container (docker, containerd,\n"
     "                       cri-o, podman, Kubernetes pod, systemd service: parsed from\n"
     "                       the cgroup) or per user: text prints each group's tables in\n"
@@ -200,8 +202,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_STEPS_BY:
 			if (!steps_by_valid(optarg))
-				ret =
-				    gs_bad_value("--steps-by", optarg, "nvtx:NAME or py:FUNCTION");
+				ret = gs_bad_value("--steps-by", optarg,
+						   "nvtx:NAME, py:FUNCTION or op:NAME");
 			o->params.steps_by = optarg;
 			break;
 		case 'l':
@@ -487,6 +489,10 @@ static unsigned model_needs(const struct report_opts *o)
 			keep |= TRACE_MODEL_OP_CALLS |
 				(o->params.group_by_stack ? TRACE_MODEL_PY_STACKS : 0);
 	}
+	/* steps marked by an operator's calls need the calls */
+	if ((keep & TRACE_MODEL_PY_STACKS) && o->params.steps_by &&
+	    !strncmp(o->params.steps_by, "op:", 3))
+		keep |= TRACE_MODEL_OP_CALLS;
 	return keep;
 }
 
