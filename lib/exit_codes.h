@@ -12,6 +12,7 @@ enum gs_exit_code {
 	GS_EXIT_PERMISSION = 4,	 /* not root and no CAP_BPF + CAP_PERFMON */
 	GS_EXIT_UNSUPPORTED = 5, /* kernel lacks BTF or a needed BPF feature */
 	GS_EXIT_NO_TARGET = 6,	 /* a -p pid does not exist */
+	GS_EXIT_WINDOW = 7, /* record --steps stopped before its window's steps were all seen */
 	GS_EXIT_EXEC_FAILED = 127,
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "lib/clocks.h"
 #include "lib/exit_codes.h"
@@ -30,6 +31,7 @@
 #include "loader/record/record_trace.h"
 #include "loader/record/recorder.h"
 #include "loader/record/status_line.h"
+#include "loader/record/step_window.h"
 #include "loader/session/bpf_session.h"
 #include "loader/session/hold_watchdog.h"
 #include "loader/session/privileges.h"
@@ -223,6 +225,12 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 			return "write error";
 		if ((r->write_err = recorder_take_late_bridges(r)))
 			return "write error";
+		if (r->window && (n = step_window_tick(r->window, now))) {
+			if (n > 0)
+				return "window complete";
+			r->write_err = n;
+			return "write error";
+		}
 		if (r->opts.duration_ns && now - start >= r->opts.duration_ns)
 			return "duration";
 		if (r->cmd.pid > 0 ? child_exited(r) : target_watch_all_exited(&r->watch))
@@ -246,7 +254,8 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 			if (!r->opts.quiet)
 				status_line_tick(status, now, r->events,
 						 trace_writer_bytes(r->writer),
-						 bpf_session_loss_total(r->session));
+						 bpf_session_loss_total(r->session),
+						 r->window ? step_window_status(r->window) : NULL);
 		}
 	}
 }
@@ -271,7 +280,13 @@ static void stop_child(struct recorder *r)
 		return;
 	kill(r->cmd.pid, SIGTERM);
 	for (int i = 0; i < CHILD_GRACE_SECS * 10 && !child_exited(r); i++) {
-		bpf_session_poll(r->session, POLL_MS);
+		const struct timespec pause = {0, POLL_MS * 1000000L};
+
+		/* what its exit leaves in the ring is recorded, while there is a session */
+		if (r->session)
+			bpf_session_poll(r->session, POLL_MS);
+		else
+			nanosleep(&pause, NULL);
 	}
 	if (!child_exited(r)) {
 		kill(r->cmd.pid, SIGKILL);
@@ -280,15 +295,72 @@ static void stop_child(struct recorder *r)
 	}
 }
 
+/* The probes' state and the BPF session, with what the step window holds: at the end, or once a
+ * complete window leaves a launched command running untraced, for as long as that runs. */
+static void release_session(struct recorder *r)
+{
+	late_bridges_free(r->late);
+	cupti_link_free(r->cupti);
+	cuda_probes_free(r->cuda);
+	op_probes_free(r->ops);
+	py_stacks_free(r->py);
+	cuda_names_free(r->cuda_names);
+	bpf_session_destroy(r->session);
+	step_window_free(r->window); /* before the writer it gates */
+	r->late = NULL;
+	r->cupti = NULL;
+	r->cuda = NULL;
+	r->ops = NULL;
+	r->py = NULL;
+	r->cuda_names = NULL;
+	r->session = NULL;
+	r->window = NULL;
+}
+
+/* After a complete step window, a launched command runs on untraced to its own end (as the
+ * training job it is): gpuspy, its parent, waits to pass on its status; a stop signal meanwhile
+ * stops it as at any other stop. */
+static void wait_child(struct recorder *r)
+{
+	const struct timespec pause = {0, POLL_MS * 1000000L};
+
+	release_session(r);
+	if (!r->opts.quiet)
+		fprintf(stderr, "gpuspy: '%s' (pid %d) runs on, untraced; waiting for it to exit\n",
+			r->opts.command[0], r->cmd.pid);
+	while (!child_exited(r)) {
+		if (stop_signal) {
+			stop_child(r);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* The launched command's status; a step window cut short makes a success GS_EXIT_WINDOW (a
+ * failing command's own status says more). */
+static int exit_status(struct recorder *r)
+{
+	bool cut = r->window && !step_window_complete(r->window);
+	int code = GS_EXIT_OK;
+
+	if (r->cmd.pid > 0) {
+		if (!r->child_reaped)
+			wait_child(r);
+		code = r->child_reaped ? launch_exit_code(r->child_status) : GS_EXIT_FAILURE;
+	}
+	return code == GS_EXIT_OK && cut ? GS_EXIT_WINDOW : code;
+}
+
 static int poll_session(void *ctx, int timeout_ms)
 {
 	return bpf_session_poll(ctx, timeout_ms);
 }
 
 /* Detach, drain what is still in the ring, then the exact statistics and the trailer. */
-static int finish_trace(struct recorder *r)
+static int finish_trace(struct recorder *r, const char *why)
 {
-	uint64_t now;
+	uint64_t now, end;
 	int err;
 
 	/* a load under way ends first, so that its bridge is turned on and flushed too */
@@ -308,14 +380,18 @@ static int finish_trace(struct recorder *r)
 		gs_error("cannot write %s: %s", r->opts.output, strerror(-r->write_err));
 		return r->write_err;
 	}
-	now = gs_monotonic_ns();
-	err = bpf_session_write_stats(r->session, r->writer, now);
+	now = end = gs_monotonic_ns();
+	/* a step window's held events, and its end for the trailer */
+	err = r->window ? step_window_finish(r->window, now, &end) : 0;
+	err = err ?: bpf_session_write_stats(r->session, r->writer, now);
 	err = err ?: recorder_write_losses(r, now, true);
 	if (!err) {
 		uint64_t records = trace_writer_records(r->writer) + 1; /* + the trailer */
 
-		err = trace_writer_finish(r->writer, now);
+		err = trace_writer_finish(r->writer, end);
 		r->writer = NULL;
+		if (!err && r->window)
+			step_window_report(r->window, why, r->opts.quiet);
 		if (!err && !r->opts.quiet)
 			fprintf(stderr, "gpuspy: wrote %s (%llu records, %llu events, %llu lost)\n",
 				r->opts.output, (unsigned long long)records,
@@ -463,6 +539,10 @@ static int record(struct recorder *r)
 
 	if (recorder_open_trace(r, now))
 		return GS_EXIT_FAILURE;
+	if (r->opts.steps && step_window_new(r, &r->window)) {
+		gs_error("cannot set up the step window: out of memory");
+		return GS_EXIT_FAILURE;
+	}
 	r->fd_names = fd_names_new();
 	r->attrs = proc_attrs_new();
 	if (!r->fd_names || !r->attrs)
@@ -484,12 +564,12 @@ static int record(struct recorder *r)
 		announce(r);
 	why = poll_until_stop(r);
 	gs_debug("stopping: %s", why);
-	stop_child(r);
-	if (finish_trace(r))
+	/* a complete step window leaves a launched command running, untraced */
+	if (!r->window || !step_window_complete(r->window))
+		stop_child(r);
+	if (finish_trace(r, why))
 		return GS_EXIT_FAILURE;
-	if (r->cmd.pid > 0)
-		return r->child_reaped ? launch_exit_code(r->child_status) : GS_EXIT_FAILURE;
-	return GS_EXIT_OK;
+	return exit_status(r);
 }
 
 int recorder_run_live(struct recorder *r)
@@ -512,21 +592,15 @@ int recorder_run_live(struct recorder *r)
 	}
 	why = poll_until_stop(r);
 	gs_debug("stopping: %s", why);
-	return finish_trace(r) ? GS_EXIT_FAILURE : GS_EXIT_OK;
+	return finish_trace(r, why) ? GS_EXIT_FAILURE : GS_EXIT_OK;
 }
 
 void recorder_cleanup(struct recorder *r)
 {
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
-	late_bridges_free(r->late);
 	free(r->bridge_pids);
-	cupti_link_free(r->cupti);
-	cuda_probes_free(r->cuda);
-	op_probes_free(r->ops);
-	py_stacks_free(r->py);
-	cuda_names_free(r->cuda_names);
-	bpf_session_destroy(r->session);
+	release_session(r);
 	/* a trace that could not be finished keeps what was written: it reads as truncated */
 	trace_writer_abandon(r->writer);
 	fd_names_free(r->fd_names);

@@ -9,6 +9,7 @@
 #include "lib/messages.h"
 #include "lib/value_parse.h"
 #include "loader/record/record_opts.h"
+#include "output/analysis/steps.h"
 
 static const char usage[] =
     "usage: gpuspy record [options] -- COMMAND [ARGS...]\n"
@@ -33,6 +34,13 @@ static const char usage[] =
     "  -f, --force               overwrite FILE if it exists\n"
     "  -d, --duration DUR        stop after DUR (e.g. 10s, 500ms, 2m); a launched command\n"
     "                            still running then gets SIGTERM\n"
+    "      --steps N             record N training steps, then stop (steps found live as\n"
+    "                            the steps report finds them); a launched command runs on\n"
+    "      --skip-steps K        with --steps: the window starts after the first K steps\n"
+    "                            (warm-up; default 0)\n"
+    "      --steps-by WAY        with --steps: nvtx:NAME (NVTX ranges named NAME...) or\n"
+    "                            py:FUNCTION (each call); default ProfilerStep#N ranges,\n"
+    "                            else the Python step loop\n"
     "\n"
     "capture:\n"
     "      --osrt-threshold DUR  syscalls at least this long become timeline spans\n"
@@ -72,6 +80,7 @@ static const char usage[] =
     "  sudo gpuspy record -o train.gpuspy -- python3 train.py\n"
     "  sudo gpuspy record -p 4242 -d 30s -o stall.gpuspy\n"
     "  sudo gpuspy record -a -d 10s --osrt-threshold 1ms\n"
+    "  sudo gpuspy record -p 4242 --skip-steps 100 --steps 5 -o steps.gpuspy\n"
     "  gpuspy report train.gpuspy --report cuda_api_sum,cuda_launches\n"
     "  gpuspy report stall.gpuspy --report osrt_sum,offcpu\n";
 
@@ -89,6 +98,9 @@ enum {
 	OPT_NO_OPS,
 	OPT_NO_INJECT,
 	OPT_USER,
+	OPT_STEPS,
+	OPT_SKIP_STEPS,
+	OPT_STEPS_BY,
 };
 
 static const struct option long_opts[] = {
@@ -110,6 +122,9 @@ static const struct option long_opts[] = {
     {"no-ops", no_argument, NULL, OPT_NO_OPS},
     {"no-inject", no_argument, NULL, OPT_NO_INJECT},
     {"user", required_argument, NULL, OPT_USER},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+    {"steps-by", required_argument, NULL, OPT_STEPS_BY},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -233,6 +248,23 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return parse_buffer_size(arg, o);
 	case OPT_USER:
 		return parse_user(arg, o);
+	case OPT_STEPS:
+		if (gs_parse_u64(arg, 1, 1000000, &o->steps))
+			return gs_bad_value("--steps", arg, "a number of steps from 1 to 1000000");
+		return -1;
+	case OPT_SKIP_STEPS:
+		if (gs_parse_u64(arg, 0, 1000000000, &o->skip_steps))
+			return gs_bad_value("--skip-steps", arg,
+					    "a number of steps from 0 to 1000000000");
+		o->skip_steps_set = true;
+		return -1;
+	case OPT_STEPS_BY:
+		/* op:NAME needs every operator call kept to find its steps: report and export
+		 * take it, the live window does not */
+		if (!steps_by_valid(arg) || !strncmp(arg, "op:", 3))
+			return gs_bad_value("--steps-by", arg, "nvtx:NAME or py:FUNCTION");
+		o->steps_by = arg;
+		return -1;
 	case OPT_MAX_STAT_KEYS:
 		if (gs_parse_u64(arg, 64, 1u << 22, &v))
 			return gs_bad_value("--max-stat-keys", arg, "a number from 64 to 4194304");
@@ -250,6 +282,42 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 	default: /* getopt's '?' and ':' are handled by the caller, which has argv */
 		return GS_EXIT_USAGE;
 	}
+}
+
+/* What a step window needs: a way to find the steps among what is recorded. */
+static int check_steps(const struct record_opts *o)
+{
+	if (!o->steps) {
+		if (o->skip_steps_set || o->steps_by) {
+			gs_error("%s needs --steps N", o->steps_by ? "--steps-by" : "--skip-steps");
+			return GS_EXIT_USAGE;
+		}
+		return -1;
+	}
+	if (o->trace_all) {
+		gs_error("--steps follows the training steps of a launched command or of -p "
+			 "processes, not of every process (-a)");
+		return GS_EXIT_USAGE;
+	}
+	if (o->steps_by && !strncmp(o->steps_by, "py:", 3) && !o->python) {
+		gs_error("--steps-by %s reads the Python stacks: not with --no-python",
+			 o->steps_by);
+		return GS_EXIT_USAGE;
+	}
+	if (o->steps_by && !strncmp(o->steps_by, "nvtx:", 5) && !o->cupti) {
+		gs_error(
+		    "--steps-by %s reads NVTX ranges, which the CUPTI bridge records: not with "
+		    "--no-cupti or --no-cuda",
+		    o->steps_by);
+		return GS_EXIT_USAGE;
+	}
+	if (!o->steps_by && !o->python && !o->cupti) {
+		gs_error(
+		    "--steps finds steps in NVTX ranges (the CUPTI bridge) or the Python stacks: "
+		    "not with both --no-python and --no-cupti");
+		return GS_EXIT_USAGE;
+	}
+	return -1;
 }
 
 static int check_targets(const struct record_opts *o)
@@ -270,7 +338,7 @@ static int check_targets(const struct record_opts *o)
 			 "as they run");
 		return GS_EXIT_USAGE;
 	}
-	return -1;
+	return check_steps(o);
 }
 
 int record_opts_parse(int argc, char **argv, struct record_opts *o)

@@ -28,6 +28,10 @@ struct record_opts {
 	uint64_t stats_interval_ns; /* statistics checkpoints; 0: only at the end */
 	uint32_t ringbuf_bytes;
 	uint32_t max_stat_keys;
+	uint64_t steps;	     /* --steps: record this many training steps, then stop; 0: no window */
+	uint64_t skip_steps; /* --skip-steps: after this many (warm-up) */
+	bool skip_steps_set;
+	const char *steps_by; /* --steps-by nvtx:NAME or py:FUNCTION; NULL: as the steps report */
 	pid_t *pids;
 	size_t npids;
 	char **command;	  /* NULL-terminated argv after "--" */

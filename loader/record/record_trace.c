@@ -15,7 +15,7 @@
 #include "loader/session/bpf_session.h"
 #include "output/trace/trace_writer.h"
 
-static int write_trace_info(struct recorder *r, uint64_t now)
+int recorder_write_trace_info(struct recorder *r, uint64_t now)
 {
 	const struct record_opts *o = &r->opts;
 	struct gs_trace_info rec = {
@@ -66,7 +66,7 @@ int recorder_open_trace(struct recorder *r, uint64_t now)
 	err = trace_writer_open(fd, &h, &r->writer);
 	if (err)
 		gs_error("cannot create %s: %s", r->opts.output, strerror(-err));
-	return err ? err : write_trace_info(r, now);
+	return err ? err : recorder_write_trace_info(r, now);
 }
 
 int recorder_write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
@@ -86,15 +86,14 @@ int recorder_write_comm(void *ctx, pid_t pid, pid_t tid, const char *comm)
 
 /* GPU records lost on gpuspy's side: in BPF (ring buffer full) and between a bridge's
  * batches (sequence gaps). Cumulative, like the LOSS record. */
-static int write_gpu_losses(struct recorder *r, uint64_t ts, bool warn)
+static int write_gpu_losses(struct recorder *r, const struct loss_counts *now, uint64_t ts,
+			    bool warn)
 {
 	struct gs_gpu_loss rec = {.hdr = {.type = GS_REC_GPU_LOSS, .size = sizeof(rec), .ts = ts}};
-	uint64_t batches, records;
 
-	bpf_session_gpu_losses(r->session, &batches, &records);
-	rec.batches = batches;
-	rec.records = records;
-	rec.gaps = cupti_link_gaps(r->cupti);
+	rec.batches = now->gpu_batches - r->loss_base.gpu_batches;
+	rec.records = now->gpu_records - r->loss_base.gpu_records;
+	rec.gaps = now->gpu_gaps - r->loss_base.gpu_gaps;
 	if (warn && (rec.batches || rec.gaps))
 		gs_warn("lost %llu GPU record batches (%llu records, ring buffer full) and %llu in "
 			"transit",
@@ -103,32 +102,47 @@ static int write_gpu_losses(struct recorder *r, uint64_t ts, bool warn)
 	return trace_writer_append(r->writer, &rec.hdr);
 }
 
-int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
+void recorder_read_losses(struct recorder *r, struct loss_counts *out)
+{
+	bpf_session_losses(r->session, out->counts);
+	out->counts[GS_LOSS_LIBS_NOT_HELD] += r->holds_cut_short;
+	bpf_session_gpu_losses(r->session, &out->gpu_batches, &out->gpu_records);
+	out->gpu_gaps = cupti_link_gaps(r->cupti);
+}
+
+int recorder_write_loss_counts(struct recorder *r, const struct loss_counts *now, uint64_t ts,
+			       bool warn)
 {
 	struct gs_loss rec = {.hdr = {.type = GS_REC_LOSS, .size = sizeof(rec), .ts = ts}};
 	struct gs_loss_more more = {
 	    .hdr = {.type = GS_REC_LOSS_MORE, .size = sizeof(more), .ts = ts}};
-	uint64_t counts[GS_LOSS_NKINDS];
 	int err;
 
-	bpf_session_losses(r->session, counts);
-	counts[GS_LOSS_LIBS_NOT_HELD] += r->holds_cut_short;
 	for (int k = 0; k < GS_LOSS_NKINDS; k++) {
+		uint64_t n = now->counts[k] - r->loss_base.counts[k];
+
 		if (k < GS_LOSS_SLOTS)
-			rec.count[k] = counts[k];
+			rec.count[k] = n;
 		else
-			more.count[k - GS_LOSS_SLOTS] = counts[k];
-		if (counts[k] && warn)
-			gs_warn("lost %llu %s", (unsigned long long)counts[k],
-				gs_loss_kind_name(k));
+			more.count[k - GS_LOSS_SLOTS] = n;
+		if (n && warn)
+			gs_warn("lost %llu %s", (unsigned long long)n, gs_loss_kind_name(k));
 	}
 	err = trace_writer_append(r->writer, &more.hdr);
 	if (err)
 		return err;
 	if (r->cupti) {
-		err = write_gpu_losses(r, ts, warn);
+		err = write_gpu_losses(r, now, ts, warn);
 		if (err)
 			return err;
 	}
 	return trace_writer_append(r->writer, &rec.hdr);
+}
+
+int recorder_write_losses(struct recorder *r, uint64_t ts, bool warn)
+{
+	struct loss_counts now;
+
+	recorder_read_losses(r, &now);
+	return recorder_write_loss_counts(r, &now, ts, warn);
 }

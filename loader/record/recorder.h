@@ -13,6 +13,7 @@
 #include "loader/record/launch.h"
 #include "loader/record/record_opts.h"
 #include "loader/record/target_watch.h"
+#include "output/trace/trace_format.h"
 
 struct bpf_session;
 struct cuda_names;
@@ -23,7 +24,14 @@ struct late_bridges;
 struct op_probes;
 struct proc_attrs;
 struct py_stacks;
+struct step_window;
 struct trace_writer;
+
+/* The loss counters as LOSS, LOSS_MORE and GPU_LOSS records hold them. */
+struct loss_counts {
+	uint64_t counts[GS_LOSS_NKINDS];
+	uint64_t gpu_batches, gpu_records, gpu_gaps;
+};
 
 struct recorder {
 	struct record_opts opts;
@@ -42,6 +50,8 @@ struct recorder {
 	struct late_bridges *late; /* processes that start CUDA later; NULL: not loaded */
 	struct launched_cmd cmd;
 	struct target_watch watch;
+	struct step_window *window;   /* record --steps; NULL: everything is recorded */
+	struct loss_counts loss_base; /* losses before a step window: not the window's */
 	/* live views (top, serve): after each statistics checkpoint; <0 an error, 1 stop */
 	int (*on_tick)(struct recorder *r, uint64_t now);
 	void *live; /* the live command's own state */

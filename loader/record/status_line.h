@@ -15,9 +15,9 @@ struct status_line {
 };
 
 void status_line_init(struct status_line *s, uint64_t now_ns);
-/* Prints when a second has passed since the last line. */
+/* Prints when a second has passed since the last line; `note` (NULL: none) ends it. */
 void status_line_tick(struct status_line *s, uint64_t now_ns, uint64_t events, uint64_t bytes,
-		      uint64_t lost);
+		      uint64_t lost, const char *note);
 /* Ends a tty line so later messages start on a clean line. */
 void status_line_end(struct status_line *s);
 

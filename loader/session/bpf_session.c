@@ -395,6 +395,13 @@ int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint6
 	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
 }
 
+int bpf_session_take_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)
+{
+	int err = stats_take_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts);
+
+	return err ?: stats_take_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
+}
+
 struct cuda_bpf *bpf_session_cuda(struct bpf_session *s)
 {
 	return s->cuda;

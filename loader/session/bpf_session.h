@@ -51,6 +51,8 @@ void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS]);
 uint64_t bpf_session_loss_total(struct bpf_session *s);
 /* Writes every statistics map entry as trace records; `ts` stamps them. */
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
+/* Writes every statistics map entry and deletes it: the maps count again from now. */
+int bpf_session_take_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
 /* The CUDA component's skeleton, or NULL when not loaded; cuda_probes attaches it. */
 struct cuda_bpf *bpf_session_cuda(struct bpf_session *s);
 /* The CUPTI bridge component's skeleton, or NULL; cupti_link attaches it. */

@@ -163,6 +163,55 @@ int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 	return dump_map(&m, w, ts);
 }
 
+/* Every key written and taken out of the map, so that the map counts again from zero. Keys are
+ * read first and taken after: deleting while iterating would restart a hash map's iteration. A
+ * call that ends between a value's copy and its deletion is not counted. */
+static int take_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
+{
+	struct gone_keys keys = {.key_size = m->key_size};
+	union {
+		struct gs_syscall_stats_key s;
+		struct gs_offcpu_stats_key o;
+	} key, next;
+	union {
+		struct gs_syscall_stats_val s;
+		struct gs_offcpu_stats_val o;
+	} val;
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && bpf_map_get_next_key(m->fd, prev, &next) == 0) {
+		memcpy(&key, &next, m->key_size);
+		prev = &key;
+		err = note_gone(&keys, &key);
+	}
+	if (!err && errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; i < keys.n && !err; i++) {
+		const void *k = (const char *)keys.keys + i * keys.key_size;
+
+		if (!bpf_map_lookup_and_delete_elem(m->fd, k, &val)) /* else gone meanwhile */
+			err = m->write(w, k, &val, ts, 0);
+	}
+	free(keys.keys);
+	return err;
+}
+
+int stats_take_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
+{
+	const struct stats_map m = {map_fd, sizeof(struct gs_syscall_stats_key),
+				    write_syscall_entry};
+
+	return take_map(&m, w, ts);
+}
+
+int stats_take_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
+{
+	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key), write_offcpu_entry};
+
+	return take_map(&m, w, ts);
+}
+
 int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec)
 {
 	struct gs_syscall_stats_key key = {.pid = rec->hdr.pid, .tid = rec->hdr.tid, .nr = rec->nr};

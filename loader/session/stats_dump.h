@@ -11,6 +11,11 @@ struct trace_writer;
 
 int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts);
 int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
+/* Writes every entry as a checkpoint and deletes it, so that the map counts again from zero:
+ * what was counted since the previous take (record --steps keeps these in memory until it
+ * knows whether they fall in its window). 0 or -errno. */
+int stats_take_syscalls(int map_fd, struct trace_writer *w, uint64_t ts);
+int stats_take_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
 /* A GS_REC_SYSCALL_FINAL from BPF, written as a GS_REC_SYSCALL_STATS with GS_STATS_FINAL. */
 int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec);
 

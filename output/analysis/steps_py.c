@@ -34,6 +34,7 @@
 struct line_visits {
 	int32_t line;
 	uint32_t visits; /* separate runs of consecutive stacks at this line */
+	uint64_t last;	 /* when the latest run began */
 };
 
 /* The lines one frame was seen at, over some of its stacks. */
@@ -60,7 +61,7 @@ struct candidate {
 	size_t first, last;
 	uint64_t span;
 	uint32_t steps;
-	int32_t anchor;	 /* the loop's line visited once per step that comes first in the file */
+	int32_t anchor;	 /* the loop's line visited once per step, reached first (most_visits) */
 	bool by_samples; /* counted with the CPU samples (a loop without other events) */
 	const struct py_frame *frame;
 };
@@ -120,7 +121,7 @@ static bool wanted(const struct finder *f, const struct py_frame *fr)
 	return !standard_library(filename);
 }
 
-static void note_line(struct line_table *t, int32_t line)
+static void note_line(struct line_table *t, int32_t line, uint64_t ts)
 {
 	if (line == t->prev_line)
 		return;
@@ -128,6 +129,7 @@ static void note_line(struct line_table *t, int32_t line)
 	for (size_t i = 0; i < t->nlines; i++) {
 		if (t->lines[i].line == line) {
 			t->lines[i].visits++;
+			t->lines[i].last = ts;
 			return;
 		}
 	}
@@ -135,27 +137,41 @@ static void note_line(struct line_table *t, int32_t line)
 		t->full = true;
 		return;
 	}
-	t->lines[t->nlines++] = (struct line_visits){line, 1};
+	t->lines[t->nlines++] = (struct line_visits){line, 1, ts};
 }
 
 static void note_stack(struct segment *g, const struct py_stack *s, int32_t line)
 {
 	if (s->kind != GS_PY_SAMPLE)
-		note_line(&g->events, line);
-	note_line(&g->all, line);
+		note_line(&g->events, line, s->ts);
+	note_line(&g->all, line, s->ts);
 }
 
-/* The most visits of one line, and the first such line in the file (the anchor). */
+/*
+ * The most visits of one line, and among the lines with that many the one whose latest visit
+ * began first (the anchor): of a loop's last iteration, the line reached first. A trace that
+ * ends inside an iteration (a recording stopped, or `record --steps` reading the run so far)
+ * has one visit more of the lines that iteration reached; one of them that missed a visit
+ * elsewhere (no event at it in that iteration) then ties with a line reached every time, and
+ * its visits would number the steps one short. Its latest visit, in the unfinished iteration,
+ * is the later one.
+ */
 static uint32_t most_visits(const struct line_table *t, int32_t *anchor)
 {
+	uint64_t last = UINT64_MAX;
 	uint32_t most = 0;
 
-	for (size_t i = 0; i < t->nlines; i++)
-		if (t->lines[i].visits > most ||
-		    (t->lines[i].visits == most && t->lines[i].line < *anchor)) {
-			most = t->lines[i].visits;
-			*anchor = t->lines[i].line;
+	for (size_t i = 0; i < t->nlines; i++) {
+		const struct line_visits *l = &t->lines[i];
+
+		if (l->visits > most ||
+		    (l->visits == most &&
+		     (l->last < last || (l->last == last && l->line < *anchor)))) {
+			most = l->visits;
+			last = l->last;
+			*anchor = l->line;
 		}
+	}
 	return most;
 }
 

@@ -28,6 +28,8 @@ struct trace_writer {
 	uint64_t records;
 	trace_sink_fn sink; /* no file: records go here as they come */
 	void *sink_ctx;
+	trace_gate_fn gate; /* before the records are counted: the caller's filter */
+	void *gate_ctx;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -160,6 +162,11 @@ int trace_writer_flush(struct trace_writer *w)
  * block out once it is full. The payload always has room for one more record. */
 static int commit_record(struct trace_writer *w, size_t size)
 {
+	int taken =
+	    w->gate ? w->gate(w->gate_ctx, (const struct gs_hdr *)(w->payload + w->len)) : 0;
+
+	if (taken)
+		return taken < 0 ? taken : 0; /* a gate's failure is the append's, not the file's */
 	if (w->sink) {
 		w->records++;
 		w->bytes += size;
@@ -170,6 +177,12 @@ static int commit_record(struct trace_writer *w, size_t size)
 	w->count++;
 	w->records++;
 	return w->len >= BLOCK_TARGET ? trace_writer_flush(w) : 0;
+}
+
+void trace_writer_set_gate(struct trace_writer *w, trace_gate_fn fn, void *ctx)
+{
+	w->gate = fn;
+	w->gate_ctx = ctx;
 }
 
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec)

@@ -20,6 +20,14 @@ typedef int (*trace_sink_fn)(void *ctx, const struct gs_hdr *rec);
  * file's would be, so `gpuspy top` and `serve` consume exactly the records a trace holds.
  * Flush and finish write nothing. 0 or -ENOMEM. */
 int trace_writer_open_sink(trace_sink_fn fn, void *ctx, struct trace_writer **out);
+/* A gate sees each record appended before the writer takes it: 0 lets it in, 1 means the gate
+ * took it (it keeps a copy to append later, or the record is not wanted), negative fails the
+ * append (-errno). It must not append to the writer itself: to append what it kept, remove the
+ * gate first. `record --steps` holds events back this way until it knows whether they fall in
+ * its window. */
+typedef int (*trace_gate_fn)(void *ctx, const struct gs_hdr *rec);
+/* Puts `fn` before every later append; NULL removes the gate. */
+void trace_writer_set_gate(struct trace_writer *w, trace_gate_fn fn, void *ctx);
 /* Appends one record (its hdr.size bytes); full blocks are written out. 0 or -errno; after a
  * failed write every call returns that error (the file ends in a partial block). */
 int trace_writer_append(struct trace_writer *w, const struct gs_hdr *rec);
