@@ -48,8 +48,9 @@ void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint6
 	fputs("}}", c->out);
 }
 
-/* HTA and TensorBoard find launches by name, matched at its start against cudaLaunchKernel,
- * cudaLaunchKernelExC, cuLaunchKernel and cuLaunchKernelEx, CUPTI's API names. nvcc 13's <<<>>>
+/* HTA and TensorBoard find launches by name: exactly cudaLaunchKernel, cudaLaunchKernelExC,
+ * cuLaunchKernel or cuLaunchKernelEx, CUPTI's API names, and for HTA's kernel launch category
+ * any name matching "cuda.*LaunchKernel|cuLaunchKernel" at its start. nvcc 13's <<<>>>
  * stub symbol __cudaLaunchKernel is CUPTI's cudaLaunchKernel. A launch nested in another call
  * (the driver's cuLaunchKernel under cudaLaunchKernel) is not the launch of its GPU work, whose
  * correlation the outer call carries; under a launch name, HTA would take it for one with no
@@ -57,7 +58,8 @@ void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint6
  * matches. */
 const char *chrome_kineto_api_name(const char *fn, bool nested, char *buf, size_t len)
 {
-	bool launch = !strncmp(fn, "cudaLaunchKernel", 16) || !strncmp(fn, "cuLaunchKernel", 14);
+	bool launch = !strncmp(fn, "cuLaunchKernel", 14) ||
+		      (!strncmp(fn, "cuda", 4) && strstr(fn, "LaunchKernel"));
 
 	if (!strncmp(fn, "__cudaLaunchKernel", 18))
 		return fn + 2;

@@ -8,10 +8,10 @@ has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") 
 least 0.001, and their ts and dur are µs with at most three decimals, as Kineto writes them
 (HTA rounds ts up and ts + dur down to whole µs); instants, flows, counters and metadata have
 no dur (HTA would read 0 as -1). No event is named __cudaLaunchKernel (HTA knows launches by
-CUPTI's names), and every event whose name HTA takes for a launch (starting with
-cudaLaunchKernel or cuLaunchKernel) carries a correlation. A correlation id appears on at most
-one cuda_runtime/cuda_driver event of its process (HTA asserts one), and with GPU work each GPU
-event's on exactly one, in its launching process. GPU events (kernel,
+CUPTI's names), and every event whose name HTA takes for a launch (matching
+"cuda.*LaunchKernel|cuLaunchKernel" at its start) carries a correlation. A correlation id
+appears on at most one cuda_runtime/cuda_driver event of its process (HTA asserts one), and
+with GPU work each GPU event's on exactly one, in its launching process. GPU events (kernel,
 gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels also grid,
 block, "registers per thread" and "shared memory"; no CPU event carries "stream" (HTA takes
 any event with a stream for GPU work). Every ac2g flow has one start ("s", inside a
@@ -57,7 +57,8 @@ def check_top(text, doc):
     return {p["id"] for p in props}
 
 
-LAUNCH = re.compile(r"cudaLaunchKernel|cuLaunchKernel")  # HTA's patterns, matched at the start
+# HTA's kernel launch category (hta/common/types.py), matched at the start of a name
+LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)")
 US = re.compile(r"\d+(\.\d{1,3})?$")
 
 
