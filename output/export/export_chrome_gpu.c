@@ -425,6 +425,37 @@ int chrome_gpu_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	}
 }
 
+/* CUPTI's records of the calls nested in a call may have joined its span too (gpu_join.c):
+ * the one of them that is its id's outermost, whose id the span shows; NULL if none. */
+static const struct gpu_api *joined_owner(const struct chrome_ctx *c,
+					  const struct gs_cuda_call *call)
+{
+	const struct gpu_model *g = &c->names->gpu;
+	uint32_t pid = call->hdr.pid, tid = call->hdr.tid;
+	uint64_t ts = call->hdr.ts;
+	size_t lo = 0, hi = g->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gpu_api *a = &g->apis[g->calls[mid]];
+
+		if (a->pid < pid || (a->pid == pid && a->call_tid < tid) ||
+		    (a->pid == pid && a->call_tid == tid && a->call_ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->ncalls; lo++) {
+		const struct gpu_api *a = &g->apis[g->calls[lo]];
+
+		if (a->pid != pid || a->call_tid != tid || a->call_ts != ts)
+			return NULL;
+		if (shows_correlation(c, a))
+			return a;
+	}
+	return NULL;
+}
+
 void chrome_gpu_call_args(struct chrome_ctx *c, const struct gs_cuda_call *call)
 {
 	const struct gpu_api *a =
@@ -432,8 +463,9 @@ void chrome_gpu_call_args(struct chrome_ctx *c, const struct gs_cuda_call *call)
 
 	if (!a || (c->kineto && !state(c)))
 		return;
-	if (shows_correlation(c, a))
-		fprintf(c->out, ", \"correlation\": %u", a->correlation);
+	if (c->kineto && !shows_correlation(c, a) && !(a = joined_owner(c, call)))
+		return;
+	fprintf(c->out, ", \"correlation\": %u", a->correlation);
 	if (c->kineto)
 		fprintf(c->out, ", \"cbid\": %u", a->cbid);
 }

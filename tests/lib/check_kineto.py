@@ -8,8 +8,8 @@ has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") 
 least 0.001, and their ts and dur are µs with at most three decimals, as Kineto writes them
 (HTA rounds ts up and ts + dur down to whole µs); instants, flows, counters and metadata have
 no dur (HTA would read 0 as -1). No event is named __cudaLaunchKernel (HTA knows launches by
-CUPTI's names), and every event whose name HTA takes for a launch (matching
-"cuda.*LaunchKernel|cuLaunchKernel" at its start) carries a correlation. A correlation id
+CUPTI's names), and no call nested in another (which has no correlation) has a name HTA takes
+for a launch (matching "cuda.*LaunchKernel|cuLaunchKernel" at its start). A correlation id
 appears on at most one cuda_runtime/cuda_driver event of its process (HTA asserts one), and
 with GPU work each GPU event's on exactly one, in its launching process. GPU events (kernel,
 gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels also grid,
@@ -85,8 +85,8 @@ def check_event(e, devices):
     args = e.get("args", {})
     if e["name"].startswith("__cudaLaunchKernel"):
         fail(f"launch under nvcc's stub symbol, not CUPTI's name: {e}")
-    if LAUNCH.match(e["name"]) and not isinstance(args.get("correlation"), int):
-        fail(f"launch-named event without a correlation (HTA would take it for a launch): {e}")
+    if LAUNCH.match(e["name"]) and args.get("nested"):
+        fail(f"nested call under a launch name (HTA would take it for a launch): {e}")
     if e["cat"] in GPU_CATS:
         for key in ("device", "stream", "correlation"):
             if not isinstance(args.get(key), int):
