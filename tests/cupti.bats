@@ -204,6 +204,25 @@ record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
 	# HTA reads the rank with a regex that needs the space
 	grep -q '"rank": 0' "$WORK/k.json"
 	jq -e --argjson n "$launches" '[.traceEvents[] | select(.cat == "kernel")] | length == $n' "$WORK/k.json"
+	# check_kineto.py holds the rules (one API event per correlation id, no launch name without
+	# one, ts and dur to the ns with dur >= 1 ns, no dur off complete events); here, what this
+	# nvcc 13 program shows of them: its <<<>>> launches are CUPTI's cudaLaunchKernel, the stub
+	# symbol kept, each that did not fail with its kernel's correlation; the driver launches nested in them are
+	# there, renamed and without it; the GPU's entry in deviceProperties
+	jq -e --argjson n "$launches" '
+		[.traceEvents[] | select(.cat == "cuda_runtime" and .name == "cudaLaunchKernel"
+			and .args.error == null)] as $l
+		| [.traceEvents[] | select(.cat == "kernel") | .args.correlation] as $k
+		| [.traceEvents[] | select(.cat == "cuda_driver" and .args.nested)] as $d
+		| ($l | length == $n) and all($l[]; .args.symbol == "__cudaLaunchKernel")
+		and ($l | map(.args.correlation) | sort) == ($k | sort)
+		and any($d[]; .name == "nested cuLaunchKernel")
+		and all($d[]; .args.correlation == null)
+		and ([.traceEvents[] | select(.name | test("^__cudaLaunch|^cuLaunchKernel"))] | length == 0)
+		and (.deviceProperties | map(.id) == [0])' "$WORK/k.json"
+	# the Chrome dialect keeps the symbols the uprobes saw
+	"$GPUSPY" export "$WORK/t.gpuspy" -o "$WORK/c.json"
+	jq -e '[.traceEvents[] | select(.name == "__cudaLaunchKernel")] | length > 0' "$WORK/c.json"
 }
 
 @test "--no-cupti: no bridge injected, CUDA calls still traced by uprobes" {

@@ -36,8 +36,14 @@ struct chrome_ctx {
 void chrome_begin_event(struct chrome_ctx *c);
 /* `"key": µs` relative to nothing: ns printed as µs with ns precision. */
 void chrome_print_us(FILE *out, const char *key, uint64_t ns);
+/* `"dur": µs` of a complete event; in Kineto's dialect at least 1 ns (chrome_events.c). */
+void chrome_print_dur(const struct chrome_ctx *c, uint64_t ns);
 /* ns since the recording start. */
 uint64_t chrome_rel(const struct chrome_ctx *c, uint64_t ts);
+/* The name Kineto's dialect gives a CUDA API call whose function is `fn`: CUPTI's, and none
+ * that HTA takes for a launch when the call is nested in another (chrome_events.c). fn itself,
+ * fn + 2, or buf. */
+const char *chrome_kineto_api_name(const char *fn, bool nested, char *buf, size_t len);
 /* A process or thread name (ph "M"). */
 void chrome_metadata(struct chrome_ctx *c, const char *what, uint64_t pid, uint64_t tid,
 		     const char *name);

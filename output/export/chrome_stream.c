@@ -71,7 +71,7 @@ static int emit_syscall(struct chrome_ctx *c, const struct gs_syscall *s)
 		name, s->hdr.pid, s->hdr.tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, s->hdr.ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", s->dur_ns);
+	chrome_print_dur(c, s->dur_ns);
 	fputs(", \"args\": {\"nr\": ", c->out);
 	fprintf(c->out, "%u", s->nr);
 	syscall_args(c, s, name);
@@ -90,7 +90,7 @@ static int emit_offcpu(struct chrome_ctx *c, const struct gs_offcpu *o)
 		gs_offcpu_reason_name(o->reason), o->hdr.pid, o->hdr.tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, o->hdr.ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", o->dur_ns);
+	chrome_print_dur(c, o->dur_ns);
 	fprintf(c->out, ", \"args\": {\"reason\": \"%s\"", gs_offcpu_reason_name(o->reason));
 	if (chrome_python_offcpu_args(c, o))
 		return -1;
@@ -107,8 +107,6 @@ static void emit_instant(struct chrome_ctx *c, const struct gs_hdr *h, const cha
 		"\"pid\": %u, \"tid\": %u, ",
 		name, h->pid, h->tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, h->ts));
-	if (c->kineto)
-		fputs(", \"dur\": 0", c->out);
 	fputs(", \"args\": {\"detail\": ", c->out);
 	json_print_string(c->out, detail);
 	fputs("}}", c->out);

@@ -108,26 +108,33 @@ static void op_args(struct chrome_ctx *c, const struct gs_cuda_call *call,
 static int emit_span(struct chrome_ctx *c, const struct gs_cuda_call *call,
 		     const struct cuda_call_info *info, uint64_t inner)
 {
-	char buf[48];
+	bool nested = call->hdr.flags & GS_CUDA_NESTED;
+	const char *name = info->probe->name;
+	char buf[48], kname[80];
 
+	if (c->kineto)
+		name = chrome_kineto_api_name(name, nested, kname, sizeof(kname));
 	chrome_begin_event(c);
 	fprintf(c->out,
 		"{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, ",
-		info->probe->runtime ? "cuda_runtime" : "cuda_driver", info->probe->name,
-		call->hdr.pid, call->hdr.tid);
+		info->probe->runtime ? "cuda_runtime" : "cuda_driver", name, call->hdr.pid,
+		call->hdr.tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, call->hdr.ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", call->dur_ns);
+	chrome_print_dur(c, call->dur_ns);
 	fputs(", \"args\": {\"depth\": ", c->out);
 	fprintf(c->out, "%u", call->depth);
+	/* the function the uprobe saw, when Kineto's name is another */
+	if (name != info->probe->name)
+		fprintf(c->out, ", \"symbol\": \"%s\"", info->probe->name);
 	op_args(c, call, info, inner);
-	if (!(call->hdr.flags & GS_CUDA_NESTED))
+	if (!nested)
 		chrome_gpu_call_args(c, call);
 	chrome_op_external_id(c, call->hdr.pid, call->hdr.tid, call->hdr.ts);
 	if (cuda_call_failed(call, info))
 		fprintf(c->out, ", \"error\": \"%s\"",
 			cuda_error_name(info->probe->runtime, call->ret, buf, sizeof(buf)));
-	if (call->hdr.flags & GS_CUDA_NESTED)
+	if (nested)
 		fputs(", \"nested\": true", c->out);
 	/* a nested call ran under the same stack as the span around it, which has it */
 	else if (chrome_python_cuda_args(c, call))
@@ -145,7 +152,7 @@ static void emit_counter(struct chrome_ctx *c, const struct gs_cuda_call *call,
 		call->hdr.pid, call->hdr.tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, call->hdr.ts + call->dur_ns));
 	if (c->kineto)
-		fputs(", \"cat\": \"gpu_memory\", \"dur\": 0", c->out);
+		fputs(", \"cat\": \"gpu_memory\"", c->out);
 	/* Kineto's tools read a "device" arg as a device index */
 	fprintf(c->out,
 		c->kineto ? ", \"args\": {\"device memory\": %" PRIu64

@@ -48,7 +48,57 @@ struct chrome_gpu {
 	uint64_t *streams;	     /* (chrome pid, stream) pairs seen, in order */
 	size_t nstreams, streams_cap;
 	uint64_t next_async_id; /* NVTX start/end ranges */
+	bool *owner; /* Kineto's dialect: apis[i] is the one that shows its correlation id */
 };
+
+/* By (pid, correlation), of one id the longest first, then the first read: the order the
+ * model joins GPU records to API records in (gpu_finish.c). */
+static int cmp_correlation(const void *a, const void *b, void *model)
+{
+	const struct gpu_model *g = model;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct gpu_api *x = &g->apis[i], *y = &g->apis[j];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->correlation != y->correlation)
+		return x->correlation < y->correlation ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* CUPTI gives a runtime call and the driver calls it makes one correlation id; HTA asserts a
+ * single CUDA API event per id. The outermost call, the longest, which the GPU work joined,
+ * keeps it; the calls nested in it are written without. 0, or -1 out of memory. */
+static int find_owners(struct chrome_gpu *s, const struct gpu_model *g)
+{
+	uint32_t *order = malloc((g->napis + 1) * sizeof(*order));
+	size_t n = 0;
+
+	s->owner = calloc(g->napis + 1, sizeof(*s->owner));
+	if (!order || !s->owner) {
+		free(order);
+		return -1;
+	}
+	for (size_t i = 0; i < g->napis; i++)
+		if (g->apis[i].correlation)
+			order[n++] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp_correlation, (void *)g);
+	for (size_t i = 0; i < n; i++) {
+		const struct gpu_api *a = &g->apis[order[i]], *p = &g->apis[order[i ? i - 1 : 0]];
+
+		s->owner[order[i]] = !i || a->pid != p->pid || a->correlation != p->correlation;
+	}
+	free(order);
+	return 0;
+}
+
+/* Whether an API record's event shows its correlation id (only one of an id in Kineto's). */
+static bool shows_correlation(const struct chrome_ctx *c, const struct gpu_api *a)
+{
+	return !c->kineto || !c->gpu || c->gpu->owner[a - c->names->gpu.apis];
+}
 
 static int add_track(struct chrome_gpu *s, uint32_t pid, uint32_t device)
 {
@@ -96,6 +146,10 @@ static struct chrome_gpu *state(struct chrome_ctx *c)
 		}
 	}
 	assign_pids(c->gpu, c->names);
+	if (c->kineto && find_owners(c->gpu, g)) {
+		chrome_gpu_free(c);
+		return NULL;
+	}
 	return c->gpu;
 }
 
@@ -166,7 +220,7 @@ static void emit_flow(struct chrome_ctx *c, const struct gpu_op *op, uint64_t pi
 		", \"pid\": %u, \"tid\": %u, ",
 		id, op->pid, src_tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, src_ts));
-	fputs(c->kineto ? ", \"dur\": 0}" : "}", c->out);
+	fputs("}", c->out);
 	chrome_begin_event(c);
 	fprintf(
 	    c->out,
@@ -174,7 +228,7 @@ static void emit_flow(struct chrome_ctx *c, const struct gpu_op *op, uint64_t pi
 	    ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", ",
 	    id, pid, tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, op->ts));
-	fputs(c->kineto ? ", \"dur\": 0}" : "}", c->out);
+	fputs("}", c->out);
 }
 
 static const char *op_category(const struct gpu_op *op)
@@ -264,7 +318,7 @@ static int emit_op(struct chrome_ctx *c, const struct gpu_op *op)
 	fprintf(c->out, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", ", pid, tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, op->ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", op->dur);
+	chrome_print_dur(c, op->dur);
 	fputs(", \"args\": {", c->out);
 	op_args(c, op);
 	fputs("}}", c->out);
@@ -290,7 +344,7 @@ static void emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
 {
 	if (n->kind == GS_NVTX_MARK) {
 		nvtx_common(c, "i", n, n->hdr.ts);
-		fputs(c->kineto ? ", \"dur\": 0, \"s\": \"t\"}" : ", \"s\": \"t\"}", c->out);
+		fputs(", \"s\": \"t\"}", c->out);
 		return;
 	}
 	if (n->kind == GS_NVTX_START_END && !c->kineto) {
@@ -305,7 +359,7 @@ static void emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
 	}
 	nvtx_common(c, "X", n, n->hdr.ts);
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", n->dur_ns);
+	chrome_print_dur(c, n->dur_ns);
 	fprintf(c->out, ", \"args\": {\"style\": \"%s\", \"depth\": %u}}",
 		gpu_nvtx_style_name(n->kind), n->depth);
 }
@@ -314,11 +368,14 @@ static void emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
  * CUPTI's record itself, so every GPU operation has its launching call and correlation. */
 static void emit_unjoined_api(struct chrome_ctx *c, const struct gpu_api *a)
 {
-	char name[128];
+	bool nested = !shows_correlation(c, a);
+	char fn[128], buf[136];
+	const char *name;
 
 	if (a->tier)
 		return;
-	gpu_api_function(string_pool_get(&c->names->gpu.names, a->name), name, sizeof(name));
+	gpu_api_function(string_pool_get(&c->names->gpu.names, a->name), fn, sizeof(fn));
+	name = chrome_kineto_api_name(fn, nested, buf, sizeof(buf));
 	chrome_begin_event(c);
 	fprintf(c->out, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ",
 		a->kind == GS_GPU_API_DRIVER ? "cuda_driver" : "cuda_runtime");
@@ -326,9 +383,16 @@ static void emit_unjoined_api(struct chrome_ctx *c, const struct gpu_api *a)
 	fprintf(c->out, ", \"pid\": %u, \"tid\": %u, ", a->pid, a->tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, a->ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", a->dur);
-	fprintf(c->out, ", \"args\": {\"cbid\": %u, \"correlation\": %u, \"source\": \"cupti\"}}",
-		a->cbid, a->correlation);
+	chrome_print_dur(c, a->dur);
+	fprintf(c->out, ", \"args\": {\"cbid\": %u, \"source\": \"cupti\"", a->cbid);
+	if (name != fn) {
+		fputs(", \"symbol\": ", c->out);
+		json_print_string(c->out, fn);
+	}
+	if (nested)
+		fputs(", \"nested\": true}}", c->out);
+	else
+		fprintf(c->out, ", \"correlation\": %u}}", a->correlation);
 }
 
 int chrome_gpu_record(struct chrome_ctx *c, const struct gs_hdr *h)
@@ -361,12 +425,45 @@ int chrome_gpu_record(struct chrome_ctx *c, const struct gs_hdr *h)
 	}
 }
 
+/* CUPTI's records of the calls nested in a call may have joined its span too (gpu_join.c):
+ * the one of them that is its id's outermost, whose id the span shows; NULL if none. */
+static const struct gpu_api *joined_owner(const struct chrome_ctx *c,
+					  const struct gs_cuda_call *call)
+{
+	const struct gpu_model *g = &c->names->gpu;
+	uint32_t pid = call->hdr.pid, tid = call->hdr.tid;
+	uint64_t ts = call->hdr.ts;
+	size_t lo = 0, hi = g->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gpu_api *a = &g->apis[g->calls[mid]];
+
+		if (a->pid < pid || (a->pid == pid && a->call_tid < tid) ||
+		    (a->pid == pid && a->call_tid == tid && a->call_ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < g->ncalls; lo++) {
+		const struct gpu_api *a = &g->apis[g->calls[lo]];
+
+		if (a->pid != pid || a->call_tid != tid || a->call_ts != ts)
+			return NULL;
+		if (shows_correlation(c, a))
+			return a;
+	}
+	return NULL;
+}
+
 void chrome_gpu_call_args(struct chrome_ctx *c, const struct gs_cuda_call *call)
 {
 	const struct gpu_api *a =
 	    gpu_model_call_api(&c->names->gpu, call->hdr.pid, call->hdr.tid, call->hdr.ts);
 
-	if (!a)
+	if (!a || (c->kineto && !state(c)))
+		return;
+	if (c->kineto && !shows_correlation(c, a) && !(a = joined_owner(c, call)))
 		return;
 	fprintf(c->out, ", \"correlation\": %u", a->correlation);
 	if (c->kineto)
@@ -405,6 +502,7 @@ void chrome_gpu_free(struct chrome_ctx *c)
 		return;
 	free(c->gpu->tracks);
 	free(c->gpu->streams);
+	free(c->gpu->owner);
 	key_index_free(&c->gpu->ix_tracks);
 	key_index_free(&c->gpu->ix_streams);
 	free(c->gpu);

@@ -42,7 +42,7 @@ static int emit_op(struct chrome_ctx *c, const struct op_model *om, size_t i)
 	fprintf(c->out, ", \"pid\": %u, \"tid\": %u, ", o->pid, o->tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, o->ts));
 	fputs(", ", c->out);
-	chrome_print_us(c->out, "dur", end > o->ts ? end - o->ts : 0);
+	chrome_print_dur(c, end > o->ts ? end - o->ts : 0);
 	fprintf(c->out, ", \"args\": {\"depth\": %u", o->depth);
 	if (c->kineto)
 		fprintf(c->out, ", \"External id\": %zu", i + 1);

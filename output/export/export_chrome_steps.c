@@ -39,7 +39,7 @@ static void step_common(struct chrome_ctx *c, const struct step *s, const char *
 	chrome_print_us(c->out, "ts", chrome_rel(c, s->start));
 	fputs(", ", c->out);
 	/* a corrupt file may end a step before it starts */
-	chrome_print_us(c->out, "dur", s->end > s->start ? s->end - s->start : 0);
+	chrome_print_dur(c, s->end > s->start ? s->end - s->start : 0);
 }
 
 static void emit_track(struct chrome_ctx *c, const struct step_list *l, const struct step_origin *o)

@@ -4,7 +4,14 @@
 Top level: schemaVersion 1, deviceProperties (an entry with id and name per device of the GPU
 events), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
 the space), displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
-has ts, dur, name, cat, pid, tid (HTA drops rows without dur or cat). GPU events (kernel,
+has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") have dur, at
+least 0.001, and their ts and dur are µs with at most three decimals, as Kineto writes them
+(HTA rounds ts up and ts + dur down to whole µs); instants, flows, counters and metadata have
+no dur (HTA would read 0 as -1). No event is named __cudaLaunchKernel (HTA knows launches by
+CUPTI's names), and no call nested in another (which has no correlation) has a name HTA takes
+for a launch (matching "cuda.*LaunchKernel|cuLaunchKernel" at its start). A correlation id
+appears on at most one cuda_runtime/cuda_driver event of its process (HTA asserts one), and
+with GPU work each GPU event's on exactly one, in its launching process. GPU events (kernel,
 gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels also grid,
 block, "registers per thread" and "shared memory"; no CPU event carries "stream" (HTA takes
 any event with a stream for GPU work). Every ac2g flow has one start ("s", inside a
@@ -50,15 +57,36 @@ def check_top(text, doc):
     return {p["id"] for p in props}
 
 
+# HTA's kernel launch category (hta/common/types.py), matched at the start of a name
+LAUNCH = re.compile(r"(cuda.*LaunchKernel)|(cuLaunchKernel)")
+US = re.compile(r"\d+(\.\d{1,3})?$")
+
+
+def check_times(raw):
+    """ts and dur as written (raw: the event parsed with its numbers as text)."""
+    for key in ("ts", "dur"):
+        if key in raw and not US.match(str(raw[key])):
+            fail(f"{key} not µs with at most three decimals: {raw}")
+    if raw.get("ph") == "X":
+        if "dur" not in raw or float(raw["dur"]) < 0.001:
+            fail(f"complete event without a dur of at least 0.001: {raw}")
+    elif "dur" in raw:
+        fail(f"dur on a {raw.get('ph')} event (Kineto writes none; HTA reads 0 as -1): {raw}")
+
+
 def check_event(e, devices):
-    for key in ("ts", "dur", "name", "cat", "pid", "tid"):
+    for key in ("ts", "name", "cat", "pid", "tid"):
         if key not in e:
             fail(f"event without {key}: {e}")
     if e["cat"] not in KNOWN_CATS:
         fail(f"unknown category: {e}")
-    if e["ts"] < 0 or e["dur"] < 0:
+    if e["ts"] < 0:
         fail(f"negative time: {e}")
     args = e.get("args", {})
+    if e["name"].startswith("__cudaLaunchKernel"):
+        fail(f"launch under nvcc's stub symbol, not CUPTI's name: {e}")
+    if LAUNCH.match(e["name"]) and args.get("nested"):
+        fail(f"nested call under a launch name (HTA would take it for a launch): {e}")
     if e["cat"] in GPU_CATS:
         for key in ("device", "stream", "correlation"):
             if not isinstance(args.get(key), int):
@@ -101,6 +129,24 @@ def check_external_ids(events):
         if e["cat"] in API_CATS and xid is not None and xid not in ops:
             fail(f"CUDA API span names External id {xid}, which no cpu_op has: {e}")
     return len(ops)
+
+
+def check_correlations(events, gpu):
+    """One CUDA API event per (process, correlation id); each GPU event's id on one."""
+    apis = defaultdict(int)
+    for e in events:
+        corr = e.get("args", {}).get("correlation")
+        if e["cat"] in API_CATS and corr is not None:
+            apis[(e["pid"], corr)] += 1
+            if apis[(e["pid"], corr)] > 1:
+                fail(f"correlation {corr} on more than one CUDA API event of pid {e['pid']}: {e}")
+    if not gpu:
+        return
+    for e in events:
+        args = e.get("args", {})
+        if e["cat"] in GPU_CATS and e["cat"] != "cuda_sync" and \
+                apis.get((args.get("launch pid"), args["correlation"])) != 1:
+            fail(f"GPU event whose correlation is on no CUDA API event of its process: {e}")
 
 
 def check_flows(events):
@@ -149,12 +195,17 @@ def main(path, gpu=True):
     text = open(path).read()
     doc = json.loads(text)
     devices = check_top(text, doc)
+    if gpu and not devices:
+        fail("no deviceProperties in a trace with GPU work")
     events = doc["traceEvents"]
+    for raw in json.loads(text, parse_float=str, parse_int=str)["traceEvents"]:
+        check_times(raw)
     cats = defaultdict(int)
     for e in events:
         check_event(e, devices)
         cats[e["cat"]] += 1
     check_external_ids(events)
+    check_correlations(events, gpu)
     flows = check_flows(events) if gpu else 0
     print(f"check_kineto: {len(events)} events, {flows} ac2g flows, " +
           ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
