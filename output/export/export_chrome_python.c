@@ -176,13 +176,17 @@ static void emit_slice(struct chrome_ctx *c, const struct open_frame *o, uint64_
 	fprintf(c->out, ", \"samples\": %" PRIu64 "}}", o->samples);
 }
 
-/* Closes the open slices from depth `keep` up. */
+/* Closes the open slices from depth `keep` up, outermost first: they all end at last_end and
+ * often start together too, and viewers (Perfetto, Catapult, speedscope) nest slices of equal
+ * ts and dur in file order, so the caller must come before its callee. */
 static void close_from(struct chrome_ctx *c, size_t keep)
 {
 	struct chrome_python *py = c->python;
 
-	while (py->nopen > keep)
-		emit_slice(c, &py->open[--py->nopen], py->last_end);
+	for (size_t d = keep; d < py->nopen; d++)
+		emit_slice(c, &py->open[d], py->last_end);
+	if (py->nopen > keep)
+		py->nopen = keep;
 }
 
 /* The sample's functions root first into `out`; returns how many. */
