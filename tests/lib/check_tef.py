@@ -13,9 +13,10 @@
   within a complete slice on its own track (the slice the arrow is drawn from or to);
 - on each track complete slices nest or are disjoint: no partial overlap, which Perfetto would
   move to an overflow track and Catapult would draw wrongly;
-- with --sample-chain, on the CPU-samples tracks (cat python_sample) the slices of one sample
-  (same pid, tid, ts and dur) come in the chain's order, caller first, as viewers nest equal
-  slices in file order; at least one sample has the whole chain.
+- with --sample-chain, on the CPU-samples tracks (cat python_sample) slices that start together
+  (same pid, tid and ts: the slices of one sample, whether or not their durs are equal) come in
+  the chain's order, caller first, as viewers nest slices of equal ts in file order; at least
+  one such group has the whole chain.
 
 Prints a summary line; exits 1 with the first problem.
 """
@@ -124,7 +125,7 @@ def check_sample_chain(events, chain):
     groups = defaultdict(list)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "python_sample":
-            groups[(e["pid"], e["tid"], e["ts"], e["dur"])].append(e["name"])
+            groups[(e["pid"], e["tid"], e["ts"])].append(e["name"])
     rank = {name: i for i, name in enumerate(chain)}
     whole = 0
     for key, names in groups.items():
@@ -133,7 +134,7 @@ def check_sample_chain(events, chain):
             fail(f"slices of the sample at {key} in the order {names}, not {chain}")
         whole += sorted(set(ours)) == list(range(len(chain)))
     if not whole:
-        fail(f"no sample with the whole chain {chain} ({len(groups)} sample groups)")
+        fail(f"no slices starting together with the whole chain {chain} ({len(groups)} groups)")
     return whole
 
 
