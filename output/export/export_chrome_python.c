@@ -215,7 +215,7 @@ static int close_from(struct chrome_ctx *c, size_t keep)
 	}
 	if (py->nopen > keep)
 		py->nopen = keep;
-	if (py->nopen)
+	if (py->nopen || !py->ndone)
 		return 0;
 	qsort(py->done, py->ndone, sizeof(*py->done), cmp_done);
 	for (size_t i = 0; i < py->ndone; i++)
