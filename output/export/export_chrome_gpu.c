@@ -4,8 +4,8 @@
  * track per device (pid) and stream (tid), named "GPU N" / "stream S"; a flow (category
  * ac2g) from the launching call's span to each kernel, copy and memset; NVTX ranges on the
  * threads that opened them. Kineto's dialect (c->kineto) differs in names (Kineto's memcpy
- * and memset names, which HTA classifies by), and adds CUPTI's sync records and the API
- * records no uprobe span joined.
+ * and memset names, which HTA classifies by), and adds CUPTI's sync records (on a track of the
+ * calling thread's, track_tid says why) and the API records no uprobe span joined.
  *
  * Track pids: a device index as pid is Kineto's convention, and it can collide with a real
  * pid in the same file (pid 1 under -a, or any pid 0..N). When a traced process has such a
