@@ -4,8 +4,8 @@
  * track per device (pid) and stream (tid), named "GPU N" / "stream S"; a flow (category
  * ac2g) from the launching call's span to each kernel, copy and memset; NVTX ranges on the
  * threads that opened them. Kineto's dialect (c->kineto) differs in names (Kineto's memcpy
- * and memset names, which HTA classifies by), and adds CUPTI's sync records and the API
- * records no uprobe span joined.
+ * and memset names, which HTA classifies by), and adds CUPTI's sync records (on a track of the
+ * calling thread's, track_tid says why) and the API records no uprobe span joined.
  *
  * Track pids: a device index as pid is Kineto's convention, and it can collide with a real
  * pid in the same file (pid 1 under -a, or any pid 0..N). When a traced process has such a
@@ -161,10 +161,20 @@ static uint64_t track_pid(const struct chrome_gpu *s, const struct gpu_op *op)
 								      : op->device;
 }
 
-/* Kineto writes a context or device sync's invalid stream (-1) as its track's stream 1; a
- * track of its own, "stream -1"'s, is clearer: tid 0 named "syncs". */
+/* CUPTI's sync records are host waits: they start when a thread blocks and end when the GPU
+ * catches up, so on a stream's track (where Kineto draws a stream sync) one starts inside the
+ * kernel it waits for and ends after it, a partial overlap that Chrome's nesting rules do not
+ * allow (Perfetto moves it to an overflow track). They go on a track of the calling thread's
+ * in the GPU's process instead, "syncs (tid N)": one thread waits on one thing at a time, so
+ * its syncs never overlap each other, and their args keep the stream. A sync whose calling
+ * thread is unknown goes on tid 0, "syncs". Kineto writes a context or device sync's invalid
+ * stream (-1) as its track's stream 1; tid 0 keeps them off a real stream's track too. */
+#define SYNC_TID_BASE (1u << 23) /* above PID_MAX_LIMIT (2^22) and every stream id CUPTI uses */
+
 static uint64_t track_tid(const struct gpu_op *op)
 {
+	if (op->kind == GPU_OP_SYNC)
+		return op->launch_tid ? SYNC_TID_BASE + (uint64_t)op->launch_tid : 0;
 	return op->stream == UINT32_MAX ? 0 : op->stream;
 }
 
@@ -305,8 +315,8 @@ static int emit_op(struct chrome_ctx *c, const struct gpu_op *op)
 	uint64_t pid = track_pid(c->gpu, op), tid = track_tid(op);
 	char buf[160];
 
-	/* CUPTI's syncs are host waits the uprobe spans already show; Kineto draws them on the
-	 * stream, overlapping its kernels, which Chrome's nesting rules do not allow */
+	/* CUPTI's syncs are host waits the uprobe spans already show; Kineto's dialect keeps
+	 * them (HTA reads cuda_sync events), on the calling thread's sync track (track_tid) */
 	if (op->kind == GPU_OP_SYNC && !c->kineto)
 		return 0;
 	if (note_stream(c->gpu, pid, tid))
@@ -488,7 +498,10 @@ void chrome_gpu_names(struct chrome_ctx *c)
 	for (size_t i = 0; i < c->gpu->nstreams; i++) {
 		const uint64_t *e = &c->gpu->streams[2 * i];
 
-		if (e[1])
+		if (e[1] >= SYNC_TID_BASE)
+			snprintf(label, sizeof(label), "syncs (tid %" PRIu64 ")",
+				 e[1] - SYNC_TID_BASE);
+		else if (e[1])
 			snprintf(label, sizeof(label), "stream %" PRIu64, e[1]);
 		else
 			snprintf(label, sizeof(label), "syncs");

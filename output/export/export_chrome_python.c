@@ -14,7 +14,8 @@
  *   every Linux tid, so it cannot be a real thread's). Consecutive samples that share a
  *   prefix of functions (root first) make one slice per function, as a profiler's flame chart
  *   shows them; a gap in the samples (the thread off CPU) ends every slice. Slices are cut at
- *   sample boundaries that only move forward, so they nest by construction.
+ *   sample boundaries that only move forward, so they nest by construction, and are written
+ *   caller first (close_from says why).
  *
  * The operators' `cpu_op` slices, which get these stacks too, are export_chrome_ops.c's.
  */
@@ -37,6 +38,13 @@ struct open_frame {
 	uint64_t start, samples;
 };
 
+/* A closed slice waiting for its run of samples to end (see close_from). */
+struct done_slice {
+	struct open_frame o;
+	uint64_t end;
+	size_t depth;
+};
+
 struct chrome_python {
 	struct string_pool labels;  /* frames' JSON strings, quotes included */
 	struct key_index ix_labels; /* (code record or PY_NONE, line) -> labels id */
@@ -45,7 +53,9 @@ struct chrome_python {
 	/* the flame chart of the thread being written */
 	struct open_frame open[MAX_OPEN];
 	size_t nopen;
-	uint64_t last_end; /* where the last sample ended; slices close there */
+	uint64_t last_end;	 /* where the last sample ended; slices close there */
+	struct done_slice *done; /* the current run's closed slices */
+	size_t ndone, done_cap;
 	uint32_t pid, track;
 	bool named; /* the track is in sampled[] */
 };
@@ -176,13 +186,42 @@ static void emit_slice(struct chrome_ctx *c, const struct open_frame *o, uint64_
 	fprintf(c->out, ", \"samples\": %" PRIu64 "}}", o->samples);
 }
 
-/* Closes the open slices from depth `keep` up. */
-static void close_from(struct chrome_ctx *c, size_t keep)
+static int cmp_done(const void *a, const void *b)
+{
+	const struct done_slice *x = a, *y = b;
+
+	if (x->o.start != y->o.start)
+		return x->o.start < y->o.start ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+/* Closes the open slices from depth `keep` up. A callee closes before its caller, but both
+ * often start at the same sample, and viewers (Perfetto, Catapult, speedscope) nest slices of
+ * equal ts (and dur) in file order, so a callee written first would draw above its caller.
+ * The slices of a run of samples are kept until the run ends (its root closes) and written
+ * by start, then depth: every caller before the callees that start with it. 0, or -1 when out
+ * of memory. */
+static int close_from(struct chrome_ctx *c, size_t keep)
 {
 	struct chrome_python *py = c->python;
 
-	while (py->nopen > keep)
-		emit_slice(c, &py->open[--py->nopen], py->last_end);
+	for (size_t d = keep; d < py->nopen; d++) {
+		struct done_slice *e =
+		    array_grow((void **)&py->done, &py->ndone, &py->done_cap, sizeof(*e));
+
+		if (!e)
+			return -1;
+		*e = (struct done_slice){.o = py->open[d], .end = py->last_end, .depth = d};
+	}
+	if (py->nopen > keep)
+		py->nopen = keep;
+	if (py->nopen || !py->ndone)
+		return 0;
+	qsort(py->done, py->ndone, sizeof(*py->done), cmp_done);
+	for (size_t i = 0; i < py->ndone; i++)
+		emit_slice(c, &py->done[i].o, py->done[i].end);
+	py->ndone = 0;
+	return 0;
 }
 
 /* The sample's functions root first into `out`; returns how many. */
@@ -201,7 +240,7 @@ static size_t sample_path(const struct py_model *pm, const struct py_stack *s,
 	return n;
 }
 
-static void add_sample(struct chrome_ctx *c, const struct py_stack *s)
+static int add_sample(struct chrome_ctx *c, const struct py_stack *s)
 {
 	struct chrome_python *py = c->python;
 	struct open_frame path[MAX_OPEN];
@@ -210,12 +249,13 @@ static void add_sample(struct chrome_ctx *c, const struct py_stack *s)
 	size_t n = sample_path(&c->names->py, s, path), same = 0;
 
 	/* samples more than half a period apart: the thread was not running in between */
-	if (py->nopen && s->ts > py->last_end + period / 2)
-		close_from(c, 0);
+	if (py->nopen && s->ts > py->last_end + period / 2 && close_from(c, 0))
+		return -1;
 	while (same < py->nopen && same < n && path[same].key.k1 == py->open[same].key.k1 &&
 	       path[same].key.k2 == py->open[same].key.k2)
 		same++;
-	close_from(c, same);
+	if (close_from(c, same))
+		return -1;
 	for (size_t d = same; d < n; d++) {
 		py->open[d] = path[d];
 		py->open[d].start = start;
@@ -224,6 +264,7 @@ static void add_sample(struct chrome_ctx *c, const struct py_stack *s)
 	for (size_t d = 0; d < n; d++)
 		py->open[d].samples++;
 	py->last_end = s->end_ts > start ? s->end_ts : start;
+	return 0;
 }
 
 static int note_thread(struct chrome_python *py, uint32_t pid, uint32_t tid)
@@ -253,7 +294,8 @@ int chrome_python_samples(struct chrome_ctx *c)
 		if (s->kind != GS_PY_SAMPLE)
 			continue;
 		if (!prev || prev->pid != s->pid || prev->tid != s->tid) {
-			close_from(c, 0);
+			if (close_from(c, 0))
+				return -1;
 			c->python->pid = s->pid;
 			c->python->track = SAMPLE_TID_BASE + s->tid;
 			c->python->last_end = 0;
@@ -265,11 +307,11 @@ int chrome_python_samples(struct chrome_ctx *c)
 				return -1;
 			c->python->named = true;
 		}
-		add_sample(c, s);
+		if (add_sample(c, s))
+			return -1;
 		prev = s;
 	}
-	close_from(c, 0);
-	return 0;
+	return close_from(c, 0);
 }
 
 void chrome_python_names(struct chrome_ctx *c)
@@ -294,6 +336,7 @@ void chrome_python_free(struct chrome_ctx *c)
 	string_pool_free(&c->python->labels);
 	key_index_free(&c->python->ix_labels);
 	free(c->python->sampled);
+	free(c->python->done);
 	free(c->python);
 	c->python = NULL;
 }
