@@ -67,6 +67,21 @@ record_and_export() { # COMMAND...
 	[ "$output" = 2 ]
 }
 
+@test "export sqlite: the copy and memset tables reproduce cuda_gpu_mem_time_sum's counts and totals" {
+	require_fakecuda
+	record_and_export env LD_LIBRARY_PATH="$FC" "$TGT/memory_errors"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_gpu_mem_time_sum --format json |
+		jq -r '.[] | "\(.operation)|\(.count)|\(.total_ns)"' | sort > "$WORK/report"
+	sqlite3 "$WORK/t.sqlite" "SELECT '[CUDA memcpy ' || e.label || ']', count(*),
+		sum(m.end - m.start) FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m
+		JOIN ENUM_CUDA_MEMCPY_OPER AS e ON e.id = m.copyKind GROUP BY e.label
+		UNION ALL SELECT '[CUDA memset]', count(*), sum(end - start)
+		FROM CUPTI_ACTIVITY_KIND_MEMSET HAVING count(*) > 0" | sort > "$WORK/sql"
+	cat "$WORK/report"
+	grep -q memcpy "$WORK/report"
+	diff "$WORK/report" "$WORK/sql"
+}
+
 @test "export sqlite: OSRT_API reproduces osrt_sum's calls, total, min and max exactly" {
 	require_fakecuda
 	record_and_export env LD_LIBRARY_PATH="$FC" "$TGT/nvtx_ranges"
@@ -79,11 +94,11 @@ record_and_export() { # COMMAND...
 		sort > "$WORK/sql"
 	[ -s "$WORK/report" ]
 	diff "$WORK/report" "$WORK/sql"
-	# the program's NVTX ranges, with their names, as nvtx_sum counts them
+	# the program's NVTX ranges and marks, as nvtx_sum counts them (a mark's end is NULL)
 	"$GPUSPY" report "$WORK/t.gpuspy" --report nvtx_sum --format json |
-		jq -r '.[] | "\(.name)|\(.instances)"' | sort > "$WORK/nvtx_report"
-	sqlite3 "$WORK/t.sqlite" "SELECT text, count(*) FROM NVTX_EVENTS
-		WHERE eventType IN (59, 60) GROUP BY text" | sort > "$WORK/nvtx_sql"
+		jq -r '.[] | "\(.range)|\(.instances)|\(.total_ns)"' | sort > "$WORK/nvtx_report"
+	sqlite3 "$WORK/t.sqlite" "SELECT text, count(*), sum(coalesce(end - start, 0))
+		FROM NVTX_EVENTS GROUP BY text, eventType" | sort > "$WORK/nvtx_sql"
 	cat "$WORK/nvtx_report"
 	[ -s "$WORK/nvtx_report" ]
 	diff "$WORK/nvtx_report" "$WORK/nvtx_sql"
@@ -103,8 +118,10 @@ record_and_export() { # COMMAND...
 	[ "$(wc -l < "$WORK/report")" -eq "$STEPS" ]
 	diff "$WORK/report" "$WORK/sql"
 	"$GPUSPY" report "$WORK/lock_wait.gpuspy" --report stalls --format json |
-		jq -r '.[] | "\(.kind)|\(.ns)"' > "$WORK/stalls_report"
-	sqlite3 "$WORK/t.sqlite" "SELECT kind, ns FROM STALLS ORDER BY rank" > "$WORK/stalls_sql"
+		jq -r '.[] | "\(.rank)|\(.kind)|\(.total_ns)|\(.steps)"' > "$WORK/stalls_report"
+	sqlite3 "$WORK/t.sqlite" "SELECT rank, kind, total_ns, steps FROM STALLS ORDER BY rank" \
+		> "$WORK/stalls_sql"
+	[ -s "$WORK/stalls_report" ]
 	diff "$WORK/stalls_report" "$WORK/stalls_sql"
 }
 

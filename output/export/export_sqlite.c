@@ -92,14 +92,20 @@ struct sqlite_export {
 	bool bad_trace; /* the failure was the trace's, not the database's */
 };
 
-/* "Host-to-Device" -> "HOST_TO_DEVICE": nsys's enum names are its labels in capitals. */
+/* "Host-to-Device" -> "HOST_TO_DEVICE", "(unknown)" -> "UNKNOWN": nsys's enum names are its
+ * labels in capitals. */
 static void enum_name(const char *prefix, const char *label, char *buf, size_t len)
 {
-	size_t n = (size_t)snprintf(buf, len, "%s", prefix);
+	size_t start = (size_t)snprintf(buf, len, "%s", prefix), n = start;
 
-	for (; *label && n + 1 < len; label++)
-		buf[n++] =
-		    isalnum((unsigned char)*label) ? (char)toupper((unsigned char)*label) : '_';
+	for (; *label && n + 1 < len; label++) {
+		if (isalnum((unsigned char)*label))
+			buf[n++] = (char)toupper((unsigned char)*label);
+		else if (n > start && buf[n - 1] != '_')
+			buf[n++] = '_';
+	}
+	while (n > start && buf[n - 1] == '_')
+		n--;
 	buf[n] = '\0';
 }
 

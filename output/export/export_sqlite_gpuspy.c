@@ -33,7 +33,7 @@ static const char schema[] =
     "gpu_busy_ns INTEGER NOT NULL, gpu_idle_ns INTEGER NOT NULL, launches INTEGER NOT NULL, "
     "found_by TEXT NOT NULL);"
     "CREATE TABLE STALLS (rank INTEGER NOT NULL PRIMARY KEY, kind TEXT NOT NULL, "
-    "ns INTEGER NOT NULL, share_pct REAL NOT NULL, steps INTEGER NOT NULL, pids TEXT, "
+    "total_ns INTEGER NOT NULL, share_pct REAL NOT NULL, steps INTEGER NOT NULL, pids TEXT, "
     "place TEXT, what TEXT, cause TEXT, advice TEXT);";
 
 /* STEPS's stall columns, in the order of the schema above */
