@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # `gpuspy export --format sqlite` (output/export/export_sqlite*.c, docs/SQLITE.md): nsys's
 # tables queried with the sqlite3 CLI reproduce gpuspy's own reports exactly: the kernel summary
-# (cuda_gpu_kern_sum) on the simulated GPU, the OS-runtime summary (osrt_sum) with every call a
-# span, the steps report's steps on a stall workload; a path that cannot be written leaves
-# nothing behind.
+# (cuda_gpu_kern_sum), copies and memsets (cuda_gpu_mem_time_sum) and operators (ops) on the
+# simulated GPU, the OS-runtime summary (osrt_sum) with every call a span and NVTX ranges
+# (nvtx_sum), the steps and stalls reports on a stall workload; a path that cannot be written
+# leaves nothing behind.
 # bats file_tags=bpf,cuda,cupti
 
 load helpers
@@ -123,6 +124,23 @@ record_and_export() { # COMMAND...
 		> "$WORK/stalls_sql"
 	[ -s "$WORK/stalls_report" ]
 	diff "$WORK/stalls_report" "$WORK/stalls_sql"
+}
+
+@test "export sqlite: PYTORCH_OPS reproduces the ops report's calls, CPU and GPU times exactly" {
+	require_fakecuda
+	[ -e "$TGT/libtorch_aten_like_cuda.so" ] || skip "run 'make fakecuda' first"
+	record_and_export env LD_LIBRARY_PATH="$FC" python3 "$ROOT/tests/targets/cuda/aten_like.py" \
+		"$TGT/libtorch_aten_like_cuda.so" 20
+	"$GPUSPY" report "$WORK/t.gpuspy" --report ops --format json |
+		jq -r '.[] | "\(.name)|\(.calls)|\(.self_cpu_ns)|\(.cpu_total_ns)|\(.self_cuda_ns)|\(.cuda_total_ns)"' |
+		sort > "$WORK/report"
+	sqlite3 "$WORK/t.sqlite" "SELECT s.value, count(*), sum(o.self_ns), sum(o.end - o.start),
+		sum(o.self_cuda_ns), sum(o.cuda_total_ns)
+		FROM PYTORCH_OPS AS o JOIN StringIds AS s ON s.id = o.nameId GROUP BY s.value" |
+		sort > "$WORK/sql"
+	cat "$WORK/report"
+	[ -s "$WORK/report" ]
+	diff "$WORK/report" "$WORK/sql"
 }
 
 @test "export sqlite: an output that cannot be written is one line, and nothing is left behind" {
