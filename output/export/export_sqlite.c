@@ -163,16 +163,20 @@ static int thread_names(struct sqlite_export *x)
 	return ret;
 }
 
-/* nsys's shortName: the function's name without its parameter list ("void k<int>(int*)" ->
- * "k"), from the demangled name; its template arguments go too, as nsys drops them. */
+/* nsys's shortName: the function's bare name ("void at::k<int>(int*)" -> "k"), from the
+ * demangled name: no return type, scope, template arguments or parameters. */
 static int short_name(struct sqlite_export *x, const char *demangled, int64_t *id)
 {
 	char buf[512];
 	const char *end = demangled + strlen(demangled), *start = demangled;
 	int depth = 0;
 
+	static const char anon[] = "(anonymous namespace)"; /* a scope, not the parameters */
+
 	for (const char *p = demangled; *p; p++) {
-		if (*p == '<')
+		if (!strncmp(p, anon, sizeof(anon) - 1))
+			p += sizeof(anon) - 2;
+		else if (*p == '<')
 			depth++;
 		else if (*p == '>' && depth)
 			depth--;
@@ -181,14 +185,19 @@ static int short_name(struct sqlite_export *x, const char *demangled, int64_t *i
 			break;
 		}
 	}
-	/* the name is the last word before the parameters, its template arguments dropped */
+	/* the name is the last word before the parameters, without its scope ("at::native::")
+	 * or template arguments */
 	for (const char *p = demangled; p < end; p++) {
-		if (*p == '<')
+		if (!strncmp(p, anon, sizeof(anon) - 1))
+			p += sizeof(anon) - 2;
+		else if (*p == '<')
 			depth++;
 		else if (*p == '>' && depth)
 			depth--;
 		else if (*p == ' ' && !depth)
 			start = p + 1;
+		else if (*p == ':' && p[1] == ':' && !depth)
+			start = p + 2;
 	}
 	snprintf(buf, sizeof(buf), "%.*s", (int)(end - start), start);
 	if (strchr(buf, '<') && buf[0] != '<')
