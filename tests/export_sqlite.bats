@@ -169,5 +169,6 @@ record_and_export() { # COMMAND...
 	[ "$status" -eq 0 ]
 	run sqlite3 "$WORK/t.gpuspy.sqlite" "PRAGMA integrity_check"
 	[ "$output" = ok ]
-	[ "$(ls "$WORK" | grep -c XXXXXX)" -eq 0 ] || [ "$(ls "$WORK" | grep -c '\.sqlite\.')" -eq 0 ]
+	# no temporary file (OUT.XXXXXX) left by any of the exports above
+	[ "$(ls "$WORK" | tr '\n' ' ')" = "bad.gpuspy ro t.gpuspy t.gpuspy.sqlite " ]
 }
