@@ -10,7 +10,7 @@ VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
-		libmicrohttpd-dev zstd time groff-base man-db
+		libmicrohttpd-dev zstd time groff-base man-db libsqlite3-dev sqlite3
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus
@@ -19,7 +19,7 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
 	-I. -I$(BUILD) -DGPUSPY_VERSION='"$(VERSION)"'
-LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++ -lmicrohttpd
+LDLIBS  := -lbpf -lelf -lz -lzstd -lm -lstdc++ -lmicrohttpd -lsqlite3
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-I$(BUILD) -Ibpf -I/usr/include/$(shell uname -m)-linux-gnu
@@ -130,7 +130,7 @@ $(BUILD)/bench/%: bench/%.c
 $(FUZZ_BINS): $(BUILD)/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -I. -I$(BUILD) \
-		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -o $@
+		-fsanitize=fuzzer,address,undefined -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $^ -lz -lzstd -lm -lstdc++ -lsqlite3 -o $@
 
 # gpuspy's HTTP request handling behind libmicrohttpd, through a real server on loopback
 $(BUILD)/fuzz_http: tests/fuzz/fuzz_http.c loader/live/http_server.c loader/live/http_listen.c \

@@ -21,6 +21,14 @@ char *stall_advice(uint32_t kind, const char *where, const char *what, const cha
 	at(where, place, sizeof(place));
 	switch (kind) {
 	case STALL_INPUT_WAIT:
+		if (strncmp(what, "DataLoader", 10)) { /* a read of its own, no DataLoader */
+			n = asprintf(&text,
+				     "the loop waits in %s: read ahead (DataLoader workers, a "
+				     "prefetching thread), cache the data in memory, or use "
+				     "faster storage",
+				     what);
+			break;
+		}
 		n = asprintf(&text, "%s%s",
 			     "the loop waits for its input: more DataLoader workers (num_workers), "
 			     "prefetch_factor, pin_memory=True, or a cheaper __getitem__",

@@ -38,7 +38,7 @@ struct following {
 	size_t ngroups, groups_cap;
 	struct activity *acts;
 	size_t nacts, acts_cap;
-	uint64_t longest_wait;
+	uint64_t *max_end; /* max end over waits[0..i]: where a span's overlaps can begin */
 	struct string_pool strings;
 };
 
@@ -67,17 +67,18 @@ static bool telling(const struct wait_span *w, const struct tspan *s)
 	       (s->type == TSPAN_OFFCPU && s->key == GS_OFFCPU_PREEMPTED);
 }
 
-/* The first wait that may overlap a span starting at `from`: waits are by start, none longer
- * than the longest. */
+/* The first wait that may overlap a span starting at `from`: waits are by start, and
+ * max_end[] (the latest end so far) grows with i, so a binary search finds the first wait
+ * that any earlier one could still reach past `from`; a host-wide trace's spans thus visit
+ * only the waits around them. */
 static size_t first_wait(const struct following *f, uint64_t from)
 {
-	uint64_t lowest = from > f->longest_wait ? from - f->longest_wait : 0;
 	size_t lo = 0, hi = f->st->nwaits;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (f->st->waits[mid].start < lowest)
+		if (f->max_end[mid] <= from)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -259,8 +260,7 @@ static int count_waits(struct following *f)
 		if (g == SIZE_MAX)
 			return -1;
 		f->groups[g].wait_ns += w->end - w->start;
-		if (w->end - w->start > f->longest_wait)
-			f->longest_wait = w->end - w->start;
+		f->max_end[i] = i && f->max_end[i - 1] > w->end ? f->max_end[i - 1] : w->end;
 	}
 	return 0;
 }
@@ -292,7 +292,8 @@ int stall_causes_find(const struct trace_model *m, const struct step_times *st,
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (count_waits(&f) || string_pool_intern(&f.strings, "", &(uint32_t){0}) ||
+	f.max_end = malloc((st->nwaits + 1) * sizeof(*f.max_end));
+	if (!f.max_end || count_waits(&f) || string_pool_intern(&f.strings, "", &(uint32_t){0}) ||
 	    thread_spans_read(m, wanted, &f, &spans))
 		goto out;
 	for (size_t i = 0; i < spans.n; i++)
@@ -303,6 +304,7 @@ out:
 	thread_spans_free(&spans);
 	free(f.groups);
 	free(f.acts);
+	free(f.max_end);
 	string_pool_free(&f.strings);
 	if (ret)
 		stall_causes_free(out);

@@ -3,6 +3,7 @@
  * so a failed export never leaves a half-written OUT behind. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,10 @@
 #include "output/export/export_chrome.h"
 #include "output/export/export_cmd.h"
 #include "output/export/export_kineto.h"
+#include "output/export/export_sqlite.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome|kineto] [-o OUT] [--python-depth N]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto|sqlite] [-o OUT] [--python-depth N]\n"
     "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
@@ -106,6 +108,45 @@ static int export_to_file(exporter_fn export, const char *path, const struct exp
 	return ret;
 }
 
+/* The database is written by SQLite, which needs a path, not a stream: a temporary file next to
+ * OUT, renamed into place when complete, as export_to_file() does for the JSON formats. */
+static int export_to_db(const char *path, const struct export_opts *opts, const char *out_path)
+{
+	char tmp[4096], err[256], why[128];
+	int fd, ret;
+
+	if (strlen(out_path) + sizeof(".XXXXXX") > sizeof(tmp)) {
+		gs_error("output path too long: %s", out_path);
+		return GS_EXIT_USAGE;
+	}
+	if (out_file_check(out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		return GS_EXIT_FAILURE;
+	}
+	strcpy(tmp, out_path);
+	strcat(tmp, ".XXXXXX");
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gs_error("cannot create %s: %s", out_path, strerror(errno));
+		return GS_EXIT_FAILURE;
+	}
+	close(fd); /* SQLite opens it by name; an empty file is an empty database */
+	ret = export_sqlite(path, opts, tmp, err, sizeof(err));
+	if (ret == -1) {
+		gs_error("cannot read %s: %s", path, err);
+		ret = GS_EXIT_BAD_TRACE;
+	} else if (ret) {
+		gs_error("cannot write %s: %s", out_path, err);
+		ret = GS_EXIT_FAILURE;
+	} else if (out_file_rename(tmp, out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		ret = GS_EXIT_FAILURE;
+	}
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
 int export_main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -119,6 +160,7 @@ int export_main(int argc, char **argv)
 	const char *out_path = NULL, *suffix = ".json";
 	exporter_fn export = export_chrome;
 	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH};
+	bool sqlite = false;
 	uint64_t depth;
 	char default_out[4096];
 	int c;
@@ -128,11 +170,14 @@ int export_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:o:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
+			sqlite = !strcmp(optarg, "sqlite");
 			if (!strcmp(optarg, "kineto")) {
 				export = export_kineto;
 				suffix = ".kineto.json";
+			} else if (sqlite) {
+				suffix = ".sqlite";
 			} else if (strcmp(optarg, "chrome")) {
-				return gs_bad_value("--format", optarg, "chrome or kineto");
+				return gs_bad_value("--format", optarg, "chrome, kineto or sqlite");
 			}
 			break;
 		case 'o':
@@ -173,6 +218,12 @@ int export_main(int argc, char **argv)
 		strcat(default_out, suffix);
 		out_path = default_out;
 	}
+	if (sqlite && !strcmp(out_path, "-")) {
+		gs_error("--format sqlite cannot write to stdout: give -o FILE");
+		return GS_EXIT_USAGE;
+	}
+	if (sqlite)
+		return export_to_db(argv[optind], &opts, out_path);
 	if (!strcmp(out_path, "-"))
 		return export_to_stdout(export, argv[optind], &opts);
 	return export_to_file(export, argv[optind], &opts, out_path);
