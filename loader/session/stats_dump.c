@@ -86,19 +86,24 @@ static int note_gone(struct gone_keys *g, const void *key)
 	return 0;
 }
 
+/* A key or value of either statistics map, sized for the larger. */
+union any_stats_key {
+	struct gs_syscall_stats_key s;
+	struct gs_offcpu_stats_key o;
+};
+
+union any_stats_val {
+	struct gs_syscall_stats_val s;
+	struct gs_offcpu_stats_val o;
+};
+
 /* A checkpoint of every live thread's key, then the final totals of threads that exited while
  * the ring buffer was full (BPF could not flush them). */
 static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
 {
 	struct gone_keys gone = {.key_size = m->key_size};
-	union {
-		struct gs_syscall_stats_key s;
-		struct gs_offcpu_stats_key o;
-	} key, next;
-	union {
-		struct gs_syscall_stats_val s;
-		struct gs_offcpu_stats_val o;
-	} val;
+	union any_stats_key key, next;
+	union any_stats_val val;
 	const struct thread_key *ids = (const void *)&key;
 	void *prev = NULL;
 	int err = 0;
@@ -169,14 +174,8 @@ int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 static int take_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
 {
 	struct gone_keys keys = {.key_size = m->key_size};
-	union {
-		struct gs_syscall_stats_key s;
-		struct gs_offcpu_stats_key o;
-	} key, next;
-	union {
-		struct gs_syscall_stats_val s;
-		struct gs_offcpu_stats_val o;
-	} val;
+	union any_stats_key key, next;
+	union any_stats_val val;
 	void *prev = NULL;
 	int err = 0;
 

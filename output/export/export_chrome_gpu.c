@@ -26,6 +26,7 @@
 #include "lib/json_writer.h"
 #include "output/export/chrome_events.h"
 #include "output/export/export_chrome_gpu.h"
+#include "output/model/gpu/gpu_finish.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/model/gpu/gpu_strings.h"
 #include "output/model/trace_model.h"
@@ -51,23 +52,6 @@ struct chrome_gpu {
 	bool *owner; /* Kineto's dialect: apis[i] is the one that shows its correlation id */
 };
 
-/* By (pid, correlation), of one id the longest first, then the first read: the order the
- * model joins GPU records to API records in (gpu_finish.c). */
-static int cmp_correlation(const void *a, const void *b, void *model)
-{
-	const struct gpu_model *g = model;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct gpu_api *x = &g->apis[i], *y = &g->apis[j];
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->correlation != y->correlation)
-		return x->correlation < y->correlation ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
 /* CUPTI gives a runtime call and the driver calls it makes one correlation id; HTA asserts a
  * single CUDA API event per id. The outermost call, the longest, which the GPU work joined,
  * keeps it; the calls nested in it are written without. 0, or -1 out of memory. */
@@ -84,7 +68,7 @@ static int find_owners(struct chrome_gpu *s, const struct gpu_model *g)
 	for (size_t i = 0; i < g->napis; i++)
 		if (g->apis[i].correlation)
 			order[n++] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp_correlation, (void *)g);
+	qsort_r(order, n, sizeof(*order), gpu_api_cmp_correlation, (void *)g);
 	for (size_t i = 0; i < n; i++) {
 		const struct gpu_api *a = &g->apis[order[i]], *p = &g->apis[order[i ? i - 1 : 0]];
 

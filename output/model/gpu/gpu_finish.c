@@ -45,8 +45,7 @@ static int map_contexts(struct gpu_model *g)
 	return 0;
 }
 
-/* By (pid, correlation); of the records of one id, the longest first, then the first read. */
-static int cmp_correlation(const void *a, const void *b, void *model)
+int gpu_api_cmp_correlation(const void *a, const void *b, void *model)
 {
 	const struct gpu_model *g = model;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
@@ -97,7 +96,7 @@ static int join_ops(struct gpu_model *g)
 	for (size_t i = 0; i < g->napis; i++)
 		if (g->apis[i].correlation)
 			order[n++] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp_correlation, g);
+	qsort_r(order, n, sizeof(*order), gpu_api_cmp_correlation, g);
 	for (size_t i = 0; i < g->nops; i++) {
 		struct gpu_op *op = &g->ops[i];
 

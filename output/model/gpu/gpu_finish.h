@@ -17,5 +17,9 @@ int gpu_model_finish(struct gpu_model *g, const char *path, const struct key_ind
  * free): GPU records without an API record, API records of probed functions without a uprobe
  * span, launches without a GPU record. 0, or -1 when out of memory. */
 int gpu_model_unmatched(const struct gpu_model *g, struct gpu_unmatched **out, size_t *n);
+/* qsort_r order of apis[] indices (the model is the argument) in which the join pairs GPU
+ * records with API records: by (pid, correlation); of one id, the longest first, then the
+ * first read. The exporters follow it to show the record the join chose. */
+int gpu_api_cmp_correlation(const void *a, const void *b, void *model);
 
 #endif /* GPUSPY_GPU_FINISH_H */
