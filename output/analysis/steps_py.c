@@ -334,6 +334,14 @@ static void describe(const struct finder *f, const struct candidate *c, char *bu
 
 /* Steps of a loop: each starts where a visit of the anchor line starts; the last ends with the
  * loop frame's last stack. */
+/* The last moment a stack shows its thread under its frames: a CPU sample's end_ts is its
+ * period's end, up to a sampling interval after the sample, when the loop may be long over
+ * (a step ending there would run into the calls that follow the loop). */
+static uint64_t seen_until(const struct py_stack *s)
+{
+	return s->kind == GS_PY_SAMPLE ? s->ts : s->end_ts;
+}
+
 static int emit_loop(struct finder *f, const struct candidate *c, struct step_list *out)
 {
 	uint64_t start = 0, end = 0;
@@ -346,8 +354,8 @@ static int emit_loop(struct finder *f, const struct candidate *c, struct step_li
 
 		if (!usable(s))
 			continue;
-		if (s->end_ts > end)
-			end = s->end_ts;
+		if (seen_until(s) > end)
+			end = seen_until(s);
 		if (s->kind == GS_PY_SAMPLE && !c->by_samples)
 			continue;
 		line = frame_at_depth(f->pm, s, c->depth)->line;
@@ -367,7 +375,7 @@ static int emit_calls(const struct candidate *c, size_t n, const struct py_model
 {
 	for (size_t i = 0; i < n; i++)
 		if (step_list_add(out, stack_at(pm, c[i].first)->ts,
-				  stack_at(pm, c[i].last)->end_ts))
+				  seen_until(stack_at(pm, c[i].last))))
 			return -1;
 	return 0;
 }

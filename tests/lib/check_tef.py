@@ -20,12 +20,6 @@
   the program was when the first sample came, and samples cutting the leaf's slice, decide
   which ones start together).
 
-With --steps-apart, Kineto's ProfilerStep#N slices (category user_annotation) that gpuspy found
-are checked on their own (nesting among themselves) rather than with their thread's other
-slices: a step found from Python stacks ends where the next begins, which may fall inside a
-syscall or CUDA call of the loop thread (a known problem of export_chrome_steps.c, not fixed
-yet); the summary says how many partly overlapped. Without it they are checked as any slice.
-
 Prints a summary line; exits 1 with the first problem.
 """
 import argparse
@@ -106,27 +100,13 @@ def first_overlap(items):
     return None
 
 
-def is_step(s):
-    return s[4] == "user_annotation" and str(s[2]).startswith("ProfilerStep#")
-
-
-def check_nesting(complete, steps_apart):
-    step_overlaps = 0
+def check_nesting(complete):
     for track, items in complete.items():
-        groups = [items]
-        if steps_apart:
-            steps = [s for s in items if is_step(s)]
-            rest = [s for s in items if not is_step(s)]
-            groups = [steps, rest]
-            for s in steps:
-                step_overlaps += first_overlap([s] + rest) is not None
-        for group in groups:
-            bad = first_overlap(group)
-            if bad:
-                (start, end, name), other = bad
-                fail(f"{name} [{start}, {end}] partly overlaps {other[2]} "
-                     f"[{other[0]}, {other[1]}] on track {track}")
-    return step_overlaps
+        bad = first_overlap(items)
+        if bad:
+            (start, end, name), other = bad
+            fail(f"{name} [{start}, {end}] partly overlaps {other[2]} "
+                 f"[{other[0]}, {other[1]}] on track {track}")
 
 
 def enclosed(complete, e):
@@ -177,7 +157,6 @@ def main():
     ap.add_argument("path")
     ap.add_argument("--sample-chain", help="comma-separated functions, outermost first")
     ap.add_argument("--min-flows", type=int, default=0)
-    ap.add_argument("--steps-apart", action="store_true")
     args = ap.parse_args()
     with open(args.path) as f:
         doc = json.load(f)
@@ -185,11 +164,11 @@ def main():
     if not isinstance(events, list):
         fail("no traceEvents array")
     complete, flows, counts = check_events(events)
-    step_overlaps = check_nesting(complete, args.steps_apart)
+    check_nesting(complete)
     check_flows(complete, flows)
     if len(flows) < args.min_flows:
         fail(f"{len(flows)} flow events, expected at least {args.min_flows}")
-    extra = f", {step_overlaps} ProfilerStep slices partly overlapping" if args.steps_apart else ""
+    extra = ""
     if args.sample_chain:
         whole = check_sample_chain(events, args.sample_chain.split(","))
         extra += f", {whole} groups of the chain's slices starting together, in order"
