@@ -194,3 +194,14 @@ check_timeline_inside() { # KIND
 	run "$GPUSPY" record --steps 2 --no-python --no-cuda -p 1
 	[ "$status" -eq 2 ]
 }
+
+@test "window: the training loop's, not that of a helper process it forked (a data feeder)" {
+	"$PYTHON" -c 'import torch' 2> /dev/null || skip "needs python3-torch for $PYTHON"
+	# input_wait.py forks a feeder that loops faster than the training loop: it serves the
+	# loop, as DataLoader workers do, and has no steps of its own
+	record_window input_wait "--skip-steps 1 --steps 2" --steps 8
+	[ "$status" -eq 0 ]
+	pid=$(sed -n 's/^TRUTH //p' "$WORK/input_wait.out" | jq .pid)
+	grep -q "window: steps 1..2 of pid $pid (python loop in train (input_wait.py:" "$WORK/input_wait.log"
+	check_window_steps input_wait 1 2 "python loop in train (input_wait.py:"
+}

@@ -25,6 +25,7 @@ struct range {
 
 struct watch_pid {
 	uint32_t pid;
+	uint32_t ppid; /* from the fork record that made it; 0 unknown (started before gpuspy) */
 	bool exited;
 	bool nvtx;	  /* it has step ranges: its steps are those */
 	uint64_t dropped; /* its steps before the stacks kept */
@@ -83,7 +84,7 @@ int step_watch_new(const char *by, bool nvtx, bool python, struct step_watch **o
 bool step_watch_takes(uint16_t type)
 {
 	return type == GS_REC_NVTX || type == GS_REC_PY_STACK || type == GS_REC_PY_CODE ||
-	       type == GS_REC_PY_PROC || type == GS_REC_EXIT;
+	       type == GS_REC_PY_PROC || type == GS_REC_EXIT || type == GS_REC_FORK;
 }
 
 static struct watch_pid *get_pid(struct step_watch *w, uint32_t pid)
@@ -142,6 +143,16 @@ int step_watch_take(struct step_watch *w, const struct gs_hdr *rec)
 	case GS_REC_PY_CODE:
 	case GS_REC_PY_PROC:
 		return w->python ? record_buf_add(&w->codes, rec) : 0;
+	case GS_REC_FORK: {
+		const struct gs_fork *f = (const void *)rec;
+
+		if (f->child_pid == rec->pid) /* a new thread, not a process */
+			return 0;
+		if (!(p = get_pid(w, f->child_pid)))
+			return -ENOMEM;
+		p->ppid = rec->pid;
+		return 0;
+	}
 	case GS_REC_PY_STACK:
 		if (!w->python || !wanted_pid(w, rec->pid))
 			return 0;
@@ -228,6 +239,38 @@ static int add_py_record(struct py_model *pm, const struct record_buf *b)
 	return 0;
 }
 
+static uint32_t watch_parent(void *watch, uint32_t pid)
+{
+	const struct step_watch *w = watch;
+
+	for (size_t i = 0; i < w->npids; i++)
+		if (w->pids[i].pid == pid)
+			return w->pids[i].ppid;
+	return 0;
+}
+
+/* Appends the Python steps to the list, as the report finds them: a process serving an
+ * ancestor's loop has none (after the ranges' origins, which keep their places). */
+static int add_py_steps(struct step_watch *w, const struct py_model *pm, const uint32_t *skip,
+			size_t nskip)
+{
+	struct step_list py = {0};
+	int err = 0;
+
+	if (steps_py_find(pm, w->function, skip, nskip, &py) ||
+	    step_list_drop_served(&py, watch_parent, w))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < py.norigins; i++) {
+		const struct step_origin *o = &py.origins[i];
+
+		err = step_list_begin(&w->list, o->pid, o->tid, o->how) ? -ENOMEM : 0;
+		for (size_t j = o->first; !err && j < o->first + o->n; j++)
+			err = step_list_add(&w->list, py.v[j].start, py.v[j].end) ? -ENOMEM : 0;
+	}
+	step_list_free(&py);
+	return err;
+}
+
 /* The Python steps of every process but those with step ranges; `ended[i]` of list origin i. */
 static int py_steps(struct step_watch *w, bool **ended)
 {
@@ -242,7 +285,7 @@ static int py_steps(struct step_watch *w, bool **ended)
 		if (w->pids[i].nvtx && w->preferred)
 			skip[nskip++] = w->pids[i].pid;
 	if (add_py_record(&pm, &w->codes) || add_py_record(&pm, &w->stacks) ||
-	    py_model_finish(&pm) || steps_py_find(&pm, w->function, skip, nskip, &w->list))
+	    py_model_finish(&pm) || add_py_steps(w, &pm, skip, nskip))
 		goto out;
 	*ended = calloc(w->list.norigins ? w->list.norigins : 1, sizeof(**ended));
 	if (!*ended)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The list of steps (step_list.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "lib/array_grow.h"
@@ -39,6 +40,51 @@ int step_list_add(struct step_list *l, uint64_t start, uint64_t end)
 	s->start = start;
 	s->end = end;
 	return 0;
+}
+
+static bool has_steps(const struct step_list *l, uint32_t pid)
+{
+	for (size_t i = 0; i < l->norigins; i++)
+		if (l->origins[i].pid == pid)
+			return true;
+	return false;
+}
+
+static bool serves_a_loop(const struct step_list *l, uint32_t pid, step_parent_of parent_of,
+			  void *ctx)
+{
+	uint32_t up = parent_of(ctx, pid);
+
+	/* a depth bound: a corrupt file may make parents a cycle */
+	for (int depth = 0; up && up != pid && depth < 64; depth++) {
+		if (has_steps(l, up))
+			return true;
+		up = parent_of(ctx, up);
+	}
+	return false;
+}
+
+int step_list_drop_served(struct step_list *l, step_parent_of parent_of, void *ctx)
+{
+	struct step_list kept = {0};
+
+	for (size_t i = 0; i < l->norigins; i++) {
+		const struct step_origin *o = &l->origins[i];
+
+		if (serves_a_loop(l, o->pid, parent_of, ctx))
+			continue;
+		if (step_list_begin(&kept, o->pid, o->tid, o->how))
+			goto oom;
+		for (size_t j = o->first; j < o->first + o->n; j++)
+			if (step_list_add(&kept, l->v[j].start, l->v[j].end))
+				goto oom;
+	}
+	step_list_free(l);
+	*l = kept;
+	return 0;
+oom:
+	step_list_free(&kept);
+	return -1;
 }
 
 void step_list_drop_last(struct step_list *l)

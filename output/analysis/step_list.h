@@ -36,6 +36,14 @@ int step_list_begin(struct step_list *l, uint32_t pid, uint32_t tid, const char 
 /* Appends a step to the process begun last, after its steps so far (the one before ends by this
  * one's start at the latest); 0, or -1 out of memory. */
 int step_list_add(struct step_list *l, uint64_t start, uint64_t end);
+/* The parent of a process, or 0 when unknown (the caller's bookkeeping: the trace model, or
+ * the recorder's fork records). */
+typedef uint32_t (*step_parent_of)(void *ctx, uint32_t pid);
+/* Drops the steps of every process whose ancestor has steps: its loop serves its parent's (a
+ * data feeder, a worker pool, as DataLoader workers serve theirs); ranks started by torchrun or
+ * mp.spawn are siblings under a launcher without steps, and keep theirs. 0, or -1 out of
+ * memory (the list unchanged). */
+int step_list_drop_served(struct step_list *l, step_parent_of parent_of, void *ctx);
 /* Drops the process begun last (it had too few steps to be a loop). */
 void step_list_drop_last(struct step_list *l);
 void step_list_free(struct step_list *l);

@@ -48,51 +48,11 @@ static int find_preferred(const struct trace_model *m, struct step_list *out, ch
 	return ret;
 }
 
-static bool has_steps(const struct step_list *l, uint32_t pid)
+static uint32_t model_parent(void *model, uint32_t pid)
 {
-	for (size_t i = 0; i < l->norigins; i++)
-		if (l->origins[i].pid == pid)
-			return true;
-	return false;
-}
+	const struct model_process *p = trace_model_process(model, pid);
 
-/* Whether an ancestor of pid has steps: then pid's loop serves its parent's (a data feeder,
- * a worker pool), as DataLoader workers serve theirs. Ranks started by torchrun or mp.spawn
- * are siblings under a launcher that has no steps, and keep theirs. */
-static bool serves_a_loop(const struct trace_model *m, const struct step_list *l, uint32_t pid)
-{
-	const struct model_process *p = trace_model_process(m, pid);
-
-	for (int depth = 0; p && p->ppid && p->ppid != p->pid && depth < 64; depth++) {
-		if (has_steps(l, p->ppid))
-			return true;
-		p = trace_model_process(m, p->ppid);
-	}
-	return false;
-}
-
-/* Drops the steps of processes that serve another's loop. */
-static int keep_training_loops(const struct trace_model *m, struct step_list *l)
-{
-	struct step_list kept = {0};
-
-	for (size_t i = 0; i < l->norigins; i++) {
-		const struct step_origin *o = &l->origins[i];
-
-		if (serves_a_loop(m, l, o->pid))
-			continue;
-		if (step_list_begin(&kept, o->pid, o->tid, o->how))
-			goto oom;
-		for (size_t j = o->first; j < o->first + o->n; j++)
-			if (step_list_add(&kept, l->v[j].start, l->v[j].end))
-				goto oom;
-	}
-	step_list_free(l);
-	*l = kept;
-	return 0;
-oom:
-	step_list_free(&kept);
-	return -1;
+	return p ? p->ppid : 0;
 }
 
 static int find_by(const struct trace_model *m, const char *by, struct step_list *out, char *err,
@@ -121,7 +81,7 @@ int steps_find(const struct trace_model *m, const char *by, struct step_list *ou
 {
 	if (find_by(m, by, out, err, errlen))
 		return -1;
-	if (keep_training_loops(m, out)) {
+	if (step_list_drop_served(out, model_parent, (void *)m)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
