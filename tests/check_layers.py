@@ -25,7 +25,8 @@ LAYERS = [
     ('output/model', 4),
     ('output/analysis', 5),  # answers read from the model: steps, where their time went, stalls
     ('output/report/base', 6),
-    ('output/export', 6),
+    ('output/export/perfetto', 6),  # Perfetto's protobuf, from the Chrome stream
+    ('output/export', 7),  # above its Perfetto converter, which it hands the Chrome writer
     ('output/report/cuda', 7),
     ('output/report/gpu', 7),
     ('output/report/host', 7),

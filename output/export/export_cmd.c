@@ -18,9 +18,11 @@
 #include "output/export/export_cmd.h"
 #include "output/export/export_kineto.h"
 #include "output/export/export_sqlite.h"
+#include "output/export/perfetto/export_perfetto.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome|kineto|sqlite] [-o OUT] [--python-depth N]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto|perfetto|sqlite] [-o OUT] [--python-depth "
+    "N]\n"
     "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
@@ -49,6 +51,13 @@ static const char usage[] =
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
 enum { OPT_STEPS_BY = 256 }; /* long options only: no short letter */
+
+/* Perfetto's protobuf is the Chrome trace converted as it is written: one set of emitters */
+static int export_perfetto_chrome(const char *path, const struct export_opts *opts, FILE *out,
+				  char *err, size_t errlen)
+{
+	return export_perfetto(export_chrome, path, opts, out, err, errlen);
+} /* long options only: no short letter */
 
 typedef int (*exporter_fn)(const char *path, const struct export_opts *opts, FILE *out, char *err,
 			   size_t errlen);
@@ -174,10 +183,14 @@ int export_main(int argc, char **argv)
 			if (!strcmp(optarg, "kineto")) {
 				export = export_kineto;
 				suffix = ".kineto.json";
+			} else if (!strcmp(optarg, "perfetto")) {
+				export = export_perfetto_chrome;
+				suffix = ".perfetto-trace";
 			} else if (sqlite) {
 				suffix = ".sqlite";
 			} else if (strcmp(optarg, "chrome")) {
-				return gs_bad_value("--format", optarg, "chrome, kineto or sqlite");
+				return gs_bad_value("--format", optarg,
+						    "chrome, kineto, perfetto or sqlite");
 			}
 			break;
 		case 'o':
