@@ -21,9 +21,8 @@
 #include "output/export/perfetto/export_perfetto.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome|kineto|perfetto|sqlite] [-o OUT] [--python-depth "
-    "N]\n"
-    "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto|perfetto|sqlite] [-o OUT]\n"
+    "                          [--python-depth N] [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
@@ -31,8 +30,10 @@ static const char usage[] =
     "                     (ui.perfetto.dev) and chrome://tracing (default)\n"
     "                     kineto: the same in PyTorch profiler's (Kineto's) dialect, for\n"
     "                     Holistic Trace Analysis and TensorBoard\n"
+    "                     perfetto: the same events as Perfetto's native protobuf trace:\n"
+    "                     streamed, a fraction of the size, for large recordings\n"
     "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
-    "                     kineto; - for stdout)\n"
+    "                     kineto, .perfetto-trace for perfetto; - for stdout)\n"
     "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
     "                     first (default 32; 0: no stacks in args, for smaller files)\n"
     "  --steps-by HOW     how a training step is marked instead of gpuspy finding it\n"
@@ -48,6 +49,7 @@ static const char usage[] =
     "examples:\n"
     "  gpuspy export run.gpuspy -o run.json\n"
     "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
+    "  gpuspy export run.gpuspy --format perfetto   # run.gpuspy.perfetto-trace\n"
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
 enum { OPT_STEPS_BY = 256 }; /* long options only: no short letter */

@@ -77,7 +77,9 @@ struct pf_writer {
 	bool cleared;		 /* the next event packet says its incremental state was cleared */
 	struct pf_track *tracks; /* tracks already described (open addressing, key 0: empty) */
 	size_t ntracks, tracks_cap;
-	char *text; /* the event being cut from the stream */
+	char *text;	    /* the event being cut from the stream */
+	char *held, *spare; /* a GPU op waiting for its flow end, and the next event's room */
+	size_t held_len, held_cap, spare_cap;
 	size_t len, cap;
 	int depth;
 	bool in_array; /* the container at depth 2 is an array: traceEvents */
@@ -95,14 +97,24 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return (z ^ (z >> 31)) | 1; /* never 0 (the empty slot) */
 }
 
-static uint64_t process_key(uint64_t pid)
+/* A GPU's tracks are keyed apart from a process's of the same number: the Chrome dialect numbers
+ * a GPU by its device index, which can be a pid too. */
+static uint64_t process_key(uint64_t pid, bool gpu)
 {
-	return mix(pid, UINT64_MAX);
+	return mix(pid, gpu ? UINT64_MAX - 1 : UINT64_MAX);
 }
 
-static uint64_t thread_key(uint64_t pid, uint64_t tid)
+static uint64_t thread_key(uint64_t pid, uint64_t tid, bool gpu)
 {
-	return mix(pid, tid);
+	return mix(pid ^ (gpu ? 1ull << 63 : 0), tid);
+}
+
+/* The Chrome writer's GPU tracks: the GPU operations and the flows' ends on them, or a number
+ * above every pid (a GPU per process). */
+static bool on_gpu(const struct tef_event *e)
+{
+	return e->pid >= FAKE_PID_BASE || e->ph == 'f' || !strcmp(e->cat, "kernel") ||
+	       !strncmp(e->cat, "gpu_", 4) || !strcmp(e->cat, "cuda_sync");
 }
 
 static uint64_t name_hash(const char *s, uint64_t h)
@@ -176,6 +188,19 @@ static bool track_new(struct pf_writer *w, uint64_t key, uint64_t *uuid)
 	return true;
 }
 
+/* The uuid of a track already described, or 0. */
+static uint64_t track_find(const struct pf_writer *w, uint64_t key)
+{
+	size_t mask = w->tracks_cap - 1;
+
+	if (!w->tracks_cap)
+		return 0;
+	for (size_t i = key & mask; w->tracks[i].key; i = (i + 1) & mask)
+		if (w->tracks[i].key == key)
+			return w->tracks[i].uuid;
+	return 0;
+}
+
 /* A TrackDescriptor packet from w->msg (the descriptor's fields). */
 static void write_descriptor(struct pf_writer *w)
 {
@@ -185,17 +210,17 @@ static void write_descriptor(struct pf_writer *w)
 	write_packet(w);
 }
 
-/* A process's track (a GPU's, named but no process); `name` NULL on first sight: the names come
- * last in the Chrome stream, and the descriptor is sent again with them. */
-static uint64_t describe_process(struct pf_writer *w, uint64_t pid, const char *name)
+/* A process's track (a GPU's: named, but no process to Perfetto); `name` NULL on first sight:
+ * the names come last in the Chrome stream, and the descriptor is sent again with them. */
+static uint64_t describe_process(struct pf_writer *w, uint64_t pid, bool gpu, const char *name)
 {
 	uint64_t uuid;
 
-	if (!track_new(w, process_key(pid), &uuid) && !name)
+	if (!track_new(w, process_key(pid, gpu), &uuid) && !name)
 		return uuid;
 	pb_reset(&w->msg);
 	pb_uint(&w->msg, TD_UUID, uuid);
-	if (pid >= FAKE_PID_BASE) {
+	if (gpu) {
 		if (name)
 			pb_string(&w->msg, TD_NAME, name);
 	} else {
@@ -209,16 +234,19 @@ static uint64_t describe_process(struct pf_writer *w, uint64_t pid, const char *
 	return uuid;
 }
 
-static uint64_t describe_thread(struct pf_writer *w, uint64_t pid, uint64_t tid, const char *name)
+/* A thread's track, or a GPU stream's, or one of the Chrome writer's own under a process (CPU
+ * samples, syncs): named, but no thread to Perfetto. */
+static uint64_t describe_thread(struct pf_writer *w, uint64_t pid, uint64_t tid, bool gpu,
+				const char *name)
 {
-	uint64_t uuid, parent = describe_process(w, pid, NULL);
+	uint64_t uuid, parent = describe_process(w, pid, gpu, NULL);
 
-	if (!track_new(w, thread_key(pid, tid), &uuid) && !name)
+	if (!track_new(w, thread_key(pid, tid, gpu), &uuid) && !name)
 		return uuid;
 	pb_reset(&w->msg);
 	pb_uint(&w->msg, TD_UUID, uuid);
 	pb_uint(&w->msg, TD_PARENT_UUID, parent);
-	if (pid >= FAKE_PID_BASE || tid >= FAKE_TID_BASE) {
+	if (gpu || tid >= FAKE_TID_BASE) {
 		if (name)
 			pb_string(&w->msg, TD_NAME, name);
 	} else {
@@ -237,7 +265,7 @@ static uint64_t describe_thread(struct pf_writer *w, uint64_t pid, uint64_t tid,
 static uint64_t describe_child(struct pf_writer *w, uint64_t pid, const char *name, const char *key,
 			       uint64_t id, bool counter)
 {
-	uint64_t parent = describe_process(w, pid, NULL), uuid;
+	uint64_t parent = describe_process(w, pid, false, NULL), uuid;
 	char label[256];
 
 	if (!track_new(w, mix(parent, name_hash(key, name_hash(name, id))), &uuid))
@@ -367,40 +395,49 @@ static void convert_metadata(struct pf_writer *w, const struct tef_event *e)
 
 	if (!pos || tef_next_arg(e, &pos, &a) <= 0 || a.kind != TEF_ARG_STRING)
 		return;
+	/* a GPU's when its events were seen as a GPU's (a device index can be a pid too) */
 	if (!strcmp(e->name, "process_name"))
-		describe_process(w, e->pid, a.s);
+		describe_process(w, e->pid, track_find(w, process_key(e->pid, true)), a.s);
 	else if (!strcmp(e->name, "thread_name"))
-		describe_thread(w, e->pid, e->tid, a.s);
+		describe_thread(w, e->pid, e->tid, track_find(w, thread_key(e->pid, e->tid, true)),
+				a.s);
+}
+
+/* A slice, or an instant; flow_end: the flow it terminates, or 0. */
+static void convert_slice(struct pf_writer *w, const struct tef_event *e, uint64_t flow_end)
+{
+	uint64_t track = describe_thread(w, e->pid, e->tid, on_gpu(e), NULL);
+
+	event_start(w, e->ph == 'i' ? TYPE_INSTANT : TYPE_SLICE_BEGIN, track);
+	event_name(w, e);
+	event_args(w, e);
+	if (flow_end)
+		pb_fixed64(&w->ev, TE_TERMINATING_FLOW_IDS, flow_end);
+	event_write(w, e->ts_ns);
+	/* no complete event in Perfetto: a BEGIN and an END at the end, which readers sort into
+	 * place by timestamp (equal ones in file order) */
+	if (e->ph == 'X') {
+		event_start(w, TYPE_SLICE_END, track);
+		event_write(w, e->ts_ns + e->dur_ns);
+	}
 }
 
 static void convert(struct pf_writer *w, const struct tef_event *e)
 {
-	uint64_t track;
-
 	switch (e->ph) {
 	case 'X':
 	case 'B':
 	case 'i':
-		track = describe_thread(w, e->pid, e->tid, NULL);
-		event_start(w, e->ph == 'i' ? TYPE_INSTANT : TYPE_SLICE_BEGIN, track);
-		event_name(w, e);
-		event_args(w, e);
-		event_write(w, e->ts_ns);
-		/* no complete event in Perfetto: a BEGIN and an END at the end, which readers
-		 * sort into place by timestamp (equal ones in file order) */
-		if (e->ph == 'X') {
-			event_start(w, TYPE_SLICE_END, track);
-			event_write(w, e->ts_ns + e->dur_ns);
-		}
+		convert_slice(w, e, 0);
 		break;
 	case 'E':
-		event_start(w, TYPE_SLICE_END, describe_thread(w, e->pid, e->tid, NULL));
+		event_start(w, TYPE_SLICE_END, describe_thread(w, e->pid, e->tid, on_gpu(e), NULL));
 		event_write(w, e->ts_ns);
 		break;
 	case 'b':
 	case 'e':
-		track = describe_child(w, e->pid, e->name, "", e->id, false);
-		event_start(w, e->ph == 'b' ? TYPE_SLICE_BEGIN : TYPE_SLICE_END, track);
+		event_start(w, e->ph == 'b' ? TYPE_SLICE_BEGIN : TYPE_SLICE_END,
+			    describe_child(w, e->pid, e->name, "", e->id, false));
 		if (e->ph == 'b') {
 			event_name(w, e);
 			event_args(w, e);
@@ -409,9 +446,9 @@ static void convert(struct pf_writer *w, const struct tef_event *e)
 		break;
 	case 's':
 	case 'f':
-		/* the flow's ends are instants on the launch's and the GPU op's tracks: the
-		 * slices they bind to in the Chrome stream were written before them */
-		event_start(w, TYPE_INSTANT, describe_thread(w, e->pid, e->tid, NULL));
+		/* a flow's start is an instant in the launch, whose slice was written long
+		 * before; an end not taken by its GPU op's slice (convert_held()) one too */
+		event_start(w, TYPE_INSTANT, describe_thread(w, e->pid, e->tid, on_gpu(e), NULL));
 		event_name(w, e);
 		pb_fixed64(&w->ev, e->ph == 's' ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->id);
 		event_write(w, e->ts_ns);
@@ -426,6 +463,71 @@ static void convert(struct pf_writer *w, const struct tef_event *e)
 		break;
 	}
 	w->events++;
+}
+
+/* The GPU op held back (hold_gpu_op()), converted: with the flow that `next` ends on it when
+ * next is that flow's end ('f' at its track and time), which is then taken. True when taken. */
+static bool convert_held(struct pf_writer *w, const struct tef_event *next)
+{
+	struct tef_event op;
+	bool taken;
+
+	if (!w->held_len)
+		return false;
+	if (tef_parse(w->held, w->held_len, &op)) {
+		w->bad_event = true;
+		w->held_len = 0;
+		return false;
+	}
+	taken = next && next->ph == 'f' && next->has_id && next->pid == op.pid &&
+		next->tid == op.tid && next->ts_ns == op.ts_ns;
+	convert_slice(w, &op, taken ? next->id : 0);
+	w->events++;
+	w->held_len = 0;
+	return taken;
+}
+
+/* One event cut from the stream (text is parsed in place). The Chrome writer writes a GPU op's
+ * flow start and end ("s", "f" binding to the enclosing slice) right after the op: the op is
+ * held until then, so that the flow ends on the op's slice itself. */
+static void take_event(struct pf_writer *w, char *text, size_t len)
+{
+	struct tef_event e;
+	char *t;
+
+	/* parsing unescapes in place: the original kept in case the event is held */
+	if (len > w->spare_cap) {
+		if (!(t = realloc(w->spare, len))) {
+			w->failed = true;
+			return;
+		}
+		w->spare = t;
+		w->spare_cap = len;
+	}
+	memcpy(w->spare, text, len);
+	if (tef_parse(text, len, &e)) {
+		w->bad_event = true;
+		return;
+	}
+	/* the op's flow start (on the launch's thread) comes between the op and its end */
+	if (w->held_len && e.ph == 's') {
+		convert(w, &e);
+		return;
+	}
+	if (convert_held(w, &e))
+		return;
+	if (e.ph == 'X' && on_gpu(&e)) {
+		size_t cap = w->held_cap;
+
+		t = w->held;
+		w->held = w->spare;
+		w->held_cap = w->spare_cap;
+		w->held_len = len;
+		w->spare = t;
+		w->spare_cap = cap;
+		return;
+	}
+	convert(w, &e);
 }
 
 /* Room for one more byte of the event being cut. */
@@ -477,12 +579,7 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t size)
 				w->in_array = ch == '[';
 		} else if (ch == '}' || ch == ']') {
 			if (--w->depth == 2 && in_event) {
-				struct tef_event e;
-
-				if (tef_parse(w->text, w->len, &e) == 0)
-					convert(w, &e);
-				else
-					w->bad_event = true;
+				take_event(w, w->text, w->len);
 				w->len = 0;
 			}
 		}
@@ -502,6 +599,8 @@ static void writer_free(struct pf_writer *w)
 	pf_intern_free(&w->keys);
 	free(w->tracks);
 	free(w->text);
+	free(w->held);
+	free(w->spare);
 }
 
 int export_perfetto(perfetto_source source, const char *path, const struct export_opts *opts,
@@ -517,11 +616,12 @@ int export_perfetto(perfetto_source source, const char *path, const struct expor
 		return -1;
 	}
 	ret = source(path, opts, events, err, errlen);
-	/* the last events are still in the stream's buffer */
+	/* the last events are still in the stream's buffer, and the last GPU op may be held */
 	if (fclose(events) && !ret) {
 		snprintf(err, errlen, "out of memory");
 		ret = -1;
 	}
+	convert_held(&w, NULL);
 	if (!ret && (w.failed || w.bad_event)) {
 		/* an event the Chrome writer wrote and this reader could not read is a bug here */
 		snprintf(err, errlen, w.failed ? "out of memory" : "cannot convert a Chrome event");
