@@ -243,13 +243,12 @@ int tef_next_arg(const struct tef_event *e, char **pos, struct tef_arg *a)
 			a->d = strtod(start, &num_end);
 		}
 		if (a->kind == TEF_ARG_JSON) {
-			/* its text, cut off where the value ends: the separator after it is
-			 * overwritten, which the next call tolerates by starting past it */
+			/* its text, cut off where the value ends: the separator after it (or
+			 * the args' closing brace) is overwritten, and the next call starts past
+			 * it */
 			a->s = start;
-			if (c.p < c.end) {
-				*c.p = '\0';
-				c.p++;
-			}
+			*c.p = '\0';
+			c.p++;
 		}
 	}
 	*pos = c.p;

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# `gpuspy export --format perfetto` (output/export/perfetto/, docs/gpuspy_perfetto.proto): the
+# file is read by protoc, which nobody here wrote: the raw wire format (--decode_raw) and the
+# schema (--decode=perfetto.protos.Trace); tests/lib/perfetto_events.py then resolves the decoded
+# text (interned strings, tracks) and checks what Perfetto's readers rely on. The counts are
+# checked against gpuspy's own report and the Chrome export of the same recording: kernel
+# slices, syscall slices, a track per thread and per GPU stream, a flow per launched kernel, the
+# GPU memory counters, the CPU samples' slices.
+# bats file_tags=bpf
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+FC=$BUILD/fakecuda
+TGT=$BUILD/targets/cuda
+PROTO=$ROOT/docs/gpuspy_perfetto.proto
+EVENTS=$ROOT/tests/lib/perfetto_events.py
+PY=/usr/bin/python3.11
+
+setup() {
+	require_bpf
+	require_cmd jq
+	require_cmd python3
+	require_cmd protoc
+	WORK=$(mktemp -d)
+}
+
+teardown() {
+	rm -rf "$WORK"
+}
+
+# Exports $WORK/NAME.gpuspy as Chrome JSON and as Perfetto's protobuf, which protoc decodes
+# raw and by the schema; $WORK/NAME.jsonl: the decoded tracks and events.
+export_both() { # NAME
+	local name=$1
+	"$GPUSPY" export "$WORK/$name.gpuspy" -o "$WORK/$name.json"
+	run -0 "$GPUSPY" export "$WORK/$name.gpuspy" --format perfetto -o "$WORK/$name.pftrace"
+	[ -z "$output" ]
+	protoc --decode_raw < "$WORK/$name.pftrace" > "$WORK/$name.raw"
+	[ -s "$WORK/$name.raw" ]
+	protoc --decode=perfetto.protos.Trace -I "$ROOT/docs" "$PROTO" \
+		< "$WORK/$name.pftrace" > "$WORK/$name.txt"
+	python3 "$EVENTS" < "$WORK/$name.txt" > "$WORK/$name.jsonl"
+}
+
+# The (cat|name) of every slice and instant, sorted: Chrome's X, i and b events; Perfetto's
+# BEGIN and INSTANT events but the flows' ends, which Chrome writes as s/f events.
+chrome_slices() { # NAME
+	jq -r '.traceEvents[] | select(.ph == "X" or .ph == "i" or .ph == "b") | "\(.cat)|\(.name)"' \
+		"$WORK/$1.json" | sort
+}
+perfetto_slices() { # NAME
+	jq -r 'select(.type == "TYPE_SLICE_BEGIN" or (.type == "TYPE_INSTANT" and .cat != "ac2g")) |
+		"\(.cat)|\(.name)"' "$WORK/$1.jsonl" | sort
+}
+
+@test "export perfetto: a CUDA program on the simulated GPU: kernels, syscalls, tracks, flows, counters" {
+	[ -e "$FC/libcudart.so.13" ] && [ -e "$TGT/streams_events" ] || skip "run 'make fakecuda' first"
+	[ -e "$BUILD/libgpuspy_cupti.so" ] || skip "the CUPTI bridge was not built (no CUPTI headers)"
+	run -0 "$GPUSPY" record -q -f --osrt-threshold 0 -o "$WORK/cu.gpuspy" -- \
+		env LD_LIBRARY_PATH="$FC" "$TGT/streams_events"
+	[[ "$output" == *"DONE ok"* ]]
+	export_both cu
+	# the same slices and instants as the Chrome export, by category and name
+	chrome_slices cu > "$WORK/chrome.slices"
+	perfetto_slices cu > "$WORK/perfetto.slices"
+	[ -s "$WORK/chrome.slices" ]
+	diff "$WORK/chrome.slices" "$WORK/perfetto.slices"
+	# a kernel slice per instance the kernel summary counts
+	kernels=$("$GPUSPY" report "$WORK/cu.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq '[.[].instances] | add')
+	[ "$kernels" -gt 0 ]
+	run -0 jq -s '[.[] | select(.type == "TYPE_SLICE_BEGIN" and .cat == "kernel")] | length' \
+		"$WORK/cu.jsonl"
+	[ "$output" -eq "$kernels" ]
+	# a syscall slice per os_runtime event of the Chrome export
+	syscalls=$(jq '[.traceEvents[] | select(.cat == "os_runtime")] | length' "$WORK/cu.json")
+	[ "$syscalls" -gt 100 ]
+	run -0 jq -s '[.[] | select(.type == "TYPE_SLICE_BEGIN" and .cat == "os_runtime")] | length' \
+		"$WORK/cu.jsonl"
+	[ "$output" -eq "$syscalls" ]
+	# the main thread's track, a thread of its process, named
+	pid=$(jq -s '[.[] | select(.cat == "os_runtime")][0].track as $t |
+		.[] | select(.track == $t and .tid) | .pid' "$WORK/cu.jsonl")
+	jq -s -e --argjson pid "$pid" 'any(.[]; .tid == $pid and .pid == $pid and
+		(.name | test("streams_events|env")))' "$WORK/cu.jsonl"
+	# a track per GPU stream the kernels ran on, "stream N" under the GPU's "GPU 0"
+	jq -s -e '[.[] | select(.type == "TYPE_SLICE_BEGIN" and .cat == "kernel")] as $k |
+		($k | map(.track_name) | unique) == ($k | map("stream \(.args.stream)") | unique)' \
+		"$WORK/cu.jsonl"
+	jq -s -e '(map(select(.track and .name == "GPU 0")) | length) == 1 and
+		(map(select(.track)) | INDEX(.track)) as $t | all(.[] | select(.track and
+		(.name // "" | startswith("stream "))); $t[.parent | tostring].name == "GPU 0")' \
+		"$WORK/cu.jsonl"
+	[ "$(jq -s '[.[] | select(.track and (.name // "" | startswith("stream ")))] | length' \
+		"$WORK/cu.jsonl")" -ge 3 ]
+	# a flow from each launch to its kernel: every kernel's slice ends one (the simulated GPU's
+	# kernels all have their launch), started by an instant in the launching call
+	run -0 jq -s '[.[] | select(.type == "TYPE_SLICE_BEGIN" and .cat == "kernel" and
+		(.terminating_flow_ids | length) == 1)] | length' "$WORK/cu.jsonl"
+	[ "$output" -eq "$kernels" ]
+	jq -s -e '[.[] | .flow_ids // [] | .[]] as $starts | [.[] | .terminating_flow_ids // [] |
+		.[]] as $ends | ($starts | sort) == ($ends | sort)' "$WORK/cu.jsonl"
+	# the GPU memory counters: a value on each of the three tracks per Chrome counter event
+	counters=$(jq '[.traceEvents[] | select(.ph == "C")] | length' "$WORK/cu.json")
+	[ "$counters" -gt 0 ]
+	run -0 jq -s '[.[] | select(.type == "TYPE_COUNTER" and .track_name == "GPU memory device")] |
+		length' "$WORK/cu.jsonl"
+	[ "$output" -eq "$counters" ]
+	jq -s -e 'any(.[]; .type == "TYPE_COUNTER" and .counter_value > 0)' "$WORK/cu.jsonl"
+	# smaller than the JSON
+	[ "$(stat -c %s "$WORK/cu.pftrace")" -lt "$(stat -c %s "$WORK/cu.json")" ]
+}
+
+@test "export perfetto: a Python program's CPU samples are slices on sample tracks, as in Chrome's" {
+	[ -x "$PY" ] || skip "needs $PY"
+	mkfifo "$WORK/go"
+	"$GPUSPY" record -f -o "$WORK/py.gpuspy" --no-ops --sample-hz 199 -- \
+		"$PY" "$ROOT/tests/targets/python/chain_target.py" 1 --go "$WORK/go" \
+		> "$WORK/py.out" 2> "$WORK/py.err" 3>&- &
+	local recorder=$!
+	wait_for_line "$WORK/py.err" "stacks on" || { kill "$recorder"; return 1; }
+	echo go > "$WORK/go"
+	wait "$recorder"
+	grep -q '^DONE ' "$WORK/py.out"
+	export_both py
+	chrome_slices py > "$WORK/chrome.slices"
+	perfetto_slices py > "$WORK/perfetto.slices"
+	diff "$WORK/chrome.slices" "$WORK/perfetto.slices"
+	samples=$(jq '[.traceEvents[] | select(.cat == "python_sample")] | length' "$WORK/py.json")
+	[ "$samples" -gt 0 ]
+	run -0 jq -s '[.[] | select(.type == "TYPE_SLICE_BEGIN" and .cat == "python_sample")] |
+		length' "$WORK/py.jsonl"
+	[ "$output" -eq "$samples" ]
+	jq -s -e 'any(.[]; .cat == "python_sample" and .name == "spin")' "$WORK/py.jsonl"
+	# the sample tracks by the Chrome export's names, tracks of their process, not threads
+	jq -r '.traceEvents[] | select(.ph == "M" and .name == "thread_name" and .tid >= 8388608) |
+		.args.name' "$WORK/py.json" | sort > "$WORK/chrome.tracks"
+	[ -s "$WORK/chrome.tracks" ]
+	jq -s -r '([.[] | select(.cat == "python_sample") | .track] | unique) as $t |
+		.[] | select(.name and .tid == null and .counter == false and
+		(.track as $u | $t | index($u))) | .name' "$WORK/py.jsonl" | sort > "$WORK/perfetto.tracks"
+	diff "$WORK/chrome.tracks" "$WORK/perfetto.tracks"
+}
+
+@test "export perfetto: FILE.perfetto-trace by default, - for stdout, nothing else left behind" {
+	run -0 "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- true
+	run -0 "$GPUSPY" export "$WORK/t.gpuspy" --format perfetto
+	[ -z "$output" ]
+	[ "$(cd "$WORK" && ls)" = "$(printf 't.gpuspy\nt.gpuspy.perfetto-trace')" ]
+	"$GPUSPY" export "$WORK/t.gpuspy" --format perfetto -o - > "$WORK/stdout.pftrace"
+	cmp "$WORK/stdout.pftrace" "$WORK/t.gpuspy.perfetto-trace"
+	protoc --decode=perfetto.protos.Trace -I "$ROOT/docs" "$PROTO" \
+		< "$WORK/t.gpuspy.perfetto-trace" | python3 "$EVENTS" > "$WORK/t.jsonl"
+	jq -s -e 'any(.[]; .type == "TYPE_SLICE_BEGIN" and .cat == "os_runtime")' "$WORK/t.jsonl"
+	# a corrupt trace: an error, no file
+	head -c 100 "$WORK/t.gpuspy" > "$WORK/bad.gpuspy"
+	run "$GPUSPY" export "$WORK/bad.gpuspy" --format perfetto -o "$WORK/bad.pftrace"
+	[ "$status" -ne 0 ]
+	[ ! -e "$WORK/bad.pftrace" ]
+}
