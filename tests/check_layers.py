@@ -23,10 +23,10 @@ LAYERS = [
     ('output/trace', 2),
     ('output/model/gpu', 3),
     ('output/model', 4),
+    ('output/export/perfetto', 5),  # handed the Chrome writer by output/export/: includes none of it
     ('output/analysis', 5),  # answers read from the model: steps, where their time went, stalls
     ('output/report/base', 6),
-    ('output/export/perfetto', 6),  # Perfetto's protobuf, from the Chrome stream
-    ('output/export', 7),  # above its Perfetto converter, which it hands the Chrome writer
+    ('output/export', 6),
     ('output/report/cuda', 7),
     ('output/report/gpu', 7),
     ('output/report/host', 7),
