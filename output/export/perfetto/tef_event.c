@@ -239,8 +239,10 @@ int tef_next_arg(const struct tef_event *e, char **pos, struct tef_arg *a)
 					  memchr(start, 'e', (size_t)(c.p - start))
 				      ? TEF_ARG_DOUBLE
 				      : TEF_ARG_INT;
-			a->i = strtoll(start, &num_end, 10);
-			a->d = strtod(start, &num_end);
+			if (a->kind == TEF_ARG_INT)
+				a->i = strtoll(start, &num_end, 10);
+			else
+				a->d = strtod(start, &num_end);
 		}
 		if (a->kind == TEF_ARG_JSON) {
 			/* its text, cut off where the value ends: the separator after it (or
