@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Perfetto exporter: the Chrome writer's output goes to a stream of ours (fopencookie), cut
- * there into event objects, each parsed (tef_event.c) and written as
- * TracePackets at once. Only one event's text, the interned strings (bounded, pf_intern.h) and
- * the set of tracks already described are held. Field numbers are REFERENCE.md §3's and
- * docs/gpuspy_perfetto.proto's.
+ * there into event objects, each parsed (tef_event.c) and written as TracePackets at once. Only
+ * one event's text (two while a GPU op waits for its flow), the interned strings (bounded,
+ * pf_intern.h) and the set of tracks already described are held. Field numbers are REFERENCE.md
+ * §3's; the interned entries' and debug annotations' inner ones Perfetto's published schema's,
+ * as docs/gpuspy_perfetto.proto lists them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,7 @@ struct pf_writer {
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
-	/* splitmix64 of both halves: uuids with no structure to collide on */
+	/* splitmix64 of both halves: track keys with no structure to collide on */
 	uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
