@@ -10,7 +10,8 @@ VERSION    := 0.1.0
 
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
-		libmicrohttpd-dev zstd time groff-base man-db libsqlite3-dev sqlite3
+		libmicrohttpd-dev zstd time groff-base man-db libsqlite3-dev sqlite3 \
+		protobuf-compiler
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus

@@ -23,6 +23,7 @@ LAYERS = [
     ('output/trace', 2),
     ('output/model/gpu', 3),
     ('output/model', 4),
+    ('output/export/perfetto', 5),  # handed the Chrome writer by output/export/: includes none of it
     ('output/analysis', 5),  # answers read from the model: steps, where their time went, stalls
     ('output/report/base', 6),
     ('output/export', 6),

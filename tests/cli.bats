@@ -87,7 +87,7 @@ one_line() { # CODE LINE GPUSPY-ARGS...
 	one_line 2 "gpuspy: record needs a target: -- COMMAND, -p PID or -a (see 'gpuspy record --help')" \
 		record
 	one_line 2 "gpuspy: record takes one kind of target: -- COMMAND, -p PID or -a" record -a -p 1
-	one_line 2 "gpuspy: invalid value 'svg' for --format: expected chrome, kineto or sqlite" \
+	one_line 2 "gpuspy: invalid value 'svg' for --format: expected chrome, kineto, perfetto or sqlite" \
 		export x --format svg
 	one_line 2 "gpuspy: report needs a trace file" report
 	# getopt's own complaints, in the same one-line form for every command

@@ -18,10 +18,11 @@
 #include "output/export/export_cmd.h"
 #include "output/export/export_kineto.h"
 #include "output/export/export_sqlite.h"
+#include "output/export/perfetto/export_perfetto.h"
 
 static const char usage[] =
-    "usage: gpuspy export FILE [--format chrome|kineto|sqlite] [-o OUT] [--python-depth N]\n"
-    "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
+    "usage: gpuspy export FILE [--format chrome|kineto|perfetto|sqlite] [-o OUT]\n"
+    "                          [--python-depth N] [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
     "Convert a trace file into a timeline.\n"
     "\n"
@@ -29,8 +30,10 @@ static const char usage[] =
     "                     (ui.perfetto.dev) and chrome://tracing (default)\n"
     "                     kineto: the same in PyTorch profiler's (Kineto's) dialect, for\n"
     "                     Holistic Trace Analysis and TensorBoard\n"
+    "                     perfetto: the same events as Perfetto's native protobuf trace:\n"
+    "                     streamed, a fraction of the size, for large recordings\n"
     "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
-    "                     kineto; - for stdout)\n"
+    "                     kineto, .perfetto-trace for perfetto; - for stdout)\n"
     "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
     "                     first (default 32; 0: no stacks in args, for smaller files)\n"
     "  --steps-by HOW     how a training step is marked instead of gpuspy finding it\n"
@@ -46,9 +49,17 @@ static const char usage[] =
     "examples:\n"
     "  gpuspy export run.gpuspy -o run.json\n"
     "  gpuspy export run.gpuspy --format kineto -o traces/rank0.json\n"
+    "  gpuspy export run.gpuspy --format perfetto   # run.gpuspy.perfetto-trace\n"
     "  gpuspy export run.gpuspy -o - | jq '.traceEvents | length'\n";
 
 enum { OPT_STEPS_BY = 256 }; /* long options only: no short letter */
+
+/* Perfetto's protobuf is the Chrome trace converted as it is written: one set of emitters */
+static int export_perfetto_chrome(const char *path, const struct export_opts *opts, FILE *out,
+				  char *err, size_t errlen)
+{
+	return export_perfetto(export_chrome, path, opts, out, err, errlen);
+} /* long options only: no short letter */
 
 typedef int (*exporter_fn)(const char *path, const struct export_opts *opts, FILE *out, char *err,
 			   size_t errlen);
@@ -174,10 +185,14 @@ int export_main(int argc, char **argv)
 			if (!strcmp(optarg, "kineto")) {
 				export = export_kineto;
 				suffix = ".kineto.json";
+			} else if (!strcmp(optarg, "perfetto")) {
+				export = export_perfetto_chrome;
+				suffix = ".perfetto-trace";
 			} else if (sqlite) {
 				suffix = ".sqlite";
 			} else if (strcmp(optarg, "chrome")) {
-				return gs_bad_value("--format", optarg, "chrome, kineto or sqlite");
+				return gs_bad_value("--format", optarg,
+						    "chrome, kineto, perfetto or sqlite");
 			}
 			break;
 		case 'o':

@@ -1,5 +1,5 @@
-# Unit tests of lib/cgroup_attr.c, loader/live/prom_text.c, output/analysis/step_list.c and
-# loader/live/live_waits.c, included by the top Makefile (it defines BUILD, USER_CFLAGS,
+# Unit tests of lib/cgroup_attr.c, loader/live/prom_text.c, output/analysis/step_list.c,
+# loader/live/live_waits.c and output/export/perfetto/, included by the top Makefile (it defines BUILD, USER_CFLAGS,
 # SAN_FLAGS and msg). Each test is
 # one program built from its test file and the module it tests (and what that uses:
 # text_escape.c), with the sanitizers on.
@@ -27,8 +27,14 @@ $(BUILD)/unit/live_waits_test: tests/unit/live_waits_test.c loader/live/live_wai
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
 
+# the Perfetto converter under a Chrome trace of the program's own (tests/export_perfetto.bats)
+$(BUILD)/unit/perfetto_gen: tests/unit/perfetto_gen.c $(wildcard output/export/perfetto/*.c)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
+
 UNIT_BINS += $(BUILD)/unit/cgroup_attr_test $(BUILD)/unit/prom_text_test \
-	$(BUILD)/unit/step_list_test $(BUILD)/unit/live_waits_test
+	$(BUILD)/unit/step_list_test $(BUILD)/unit/live_waits_test $(BUILD)/unit/perfetto_gen
 
 # gcc names the dependency file of a one-step build after the program
 -include $(patsubst %,%.d,$(UNIT_BINS))
