@@ -3,7 +3,8 @@
 
 Top level: schemaVersion 1, deviceProperties (an entry with id and name per device of the GPU
 events), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
-the space), displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
+the space, and takes the file's first match: it must be distributedInfo's), with world_size
+above the rank and local_rank ≥ 0 where present, displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
 has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") have dur, at
 least 0.001, and their ts and dur are µs with at most three decimals, as Kineto writes them
 (HTA rounds ts up and ts + dur down to whole µs); instants, flows, counters and metadata have
@@ -45,6 +46,16 @@ def check_top(text, doc):
         fail("schemaVersion is not 1")
     if not re.search(r'"distributedInfo": \{"rank": \d+', text):
         fail('no "distributedInfo": {"rank": N} as HTA matches it')
+    info = doc["distributedInfo"]
+    first = re.search(r'"rank":\s+(\d+)', text)  # hta/common/trace_file.py's
+    if int(first.group(1)) != info["rank"]:
+        fail(f"HTA would read rank {first.group(1)}, distributedInfo has {info['rank']}")
+    if "world_size" in info and not (isinstance(info["world_size"], int)
+                                     and info["world_size"] > info["rank"]):
+        fail(f"distributedInfo world_size {info['world_size']} for rank {info['rank']}")
+    if "local_rank" in info and not (isinstance(info["local_rank"], int)
+                                     and info["local_rank"] >= 0):
+        fail(f"distributedInfo local_rank {info['local_rank']}")
     if doc.get("displayTimeUnit") != "ms":
         fail("displayTimeUnit is not ms")
     if not isinstance(doc.get("baseTimeNanoseconds"), int) or doc["baseTimeNanoseconds"] <= 0:
