@@ -71,6 +71,12 @@ int proc_env_read(pid_t pid, struct proc_rank *r)
 		err = -errno;
 		goto cleanup;
 	}
+	/* nothing: a process in the middle of an exec reads this way for a moment (as does one
+	 * started with no environment at all); it keeps what it had rather than lose its rank */
+	if (len == 0) {
+		err = -ENODATA;
+		goto cleanup;
+	}
 	/* a variable cut at the bound must not be read as a shorter value */
 	while (len > 0 && buf[len - 1] != '\0')
 		len--;

@@ -15,7 +15,7 @@ struct proc_rank {
 };
 
 /* Reads the process's environment. 0 with *r filled (all -1 when none is set), or -errno
- * when it cannot be read (gone, or not ours to read). */
+ * when it cannot be read (gone, not ours to read; -ENODATA: empty, as mid-exec). */
 int proc_env_read(pid_t pid, struct proc_rank *r);
 /* Whether any of the variables is set. */
 bool proc_rank_known(const struct proc_rank *r);
