@@ -53,33 +53,46 @@ teardown() {
 	rm -rf "$WORK"
 }
 
-# Records hta_loop.py for $STEPS steps into $WORK/t.gpuspy.
-record_loop() {
+# Records hta_loop.py (ARGS) for $STEPS steps into $WORK/t.gpuspy.
+record_loop() { # [ARGS...]
 	run "$GPUSPY" record -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" BUILD="$BUILD" \
-		"$PYTHON" "$LOOP" "$ATEN" --steps "$STEPS" 3>&-
+		"$PYTHON" "$LOOP" "$ATEN" --steps "$STEPS" "$@" 3>&-
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
 
-@test "hta: every single-rank analysis returns data on the Kineto export" {
-	require_hta
-	record_loop
+# HTA on the one-rank Kineto export of $WORK/t.gpuspy, once with HTA_DISABLE_NS_ROUNDING
+# (HTA's own switch for nanosecond traces: its rounding gives events under 1 us a duration of
+# -1, which its call-stack sort rejects, HTA issue #317, fix pending in PR #342, so the
+# kernel-sequence search needs it off), once with HTA's defaults and everything but that.
+run_hta_one_rank() {
 	mkdir "$WORK/k"
 	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/k/rank-0.json"
 	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k/rank-0.json"
-	# HTA_DISABLE_NS_ROUNDING is HTA's own switch for nanosecond traces: its rounding gives
-	# events under 1 us a duration of -1, which its call-stack sort rejects (HTA issue #317,
-	# fix pending in PR #342), so the kernel-sequence search needs it off
 	run env HTA_DIR="$HTA_DIR" HTA_DISABLE_NS_ROUNDING=1 "$PYTHON" "$ROOT/tests/lib/run_hta.py" \
 		"$WORK/k" --operator ProfilerStep
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"hta: all analyses returned data"* ]]
-	# with HTA's defaults, everything but that search
 	run env HTA_DIR="$HTA_DIR" "$PYTHON" "$ROOT/tests/lib/run_hta.py" "$WORK/k" \
 		--operator ProfilerStep --skip "frequent cuda kernel sequences"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	[[ $output == *"hta: all analyses returned data"* ]]
+}
+
+@test "hta: every single-rank analysis returns data on the Kineto export" {
+	require_hta
+	record_loop
+	run_hta_one_rank
+}
+
+@test "hta: the same with the steps gpuspy finds (no NVTX ranges: its own ProfilerStep#N)" {
+	require_hta
+	record_loop --no-nvtx
+	run_hta_one_rank
+	jq -e --argjson n "$STEPS" '[.traceEvents[] | select(.cat == "user_annotation")
+		| select(.args.found_by | startswith("python loop"))] | length == $n' "$WORK/k/rank-0.json"
 }
 
 @test "hta: one process with no RANK: one file, distributedInfo rank 0" {

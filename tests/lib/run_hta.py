@@ -94,11 +94,13 @@ def main():
     check("idle time breakdown", lambda: analyzer.get_idle_time_breakdown(
         ranks=ranks, visualize=False, show_idle_interval_stats=True))
     check("kernel breakdown", lambda: analyzer.get_gpu_kernel_breakdown(visualize=False))
+    check("user annotation breakdown (CPU)", lambda: analyzer.get_gpu_user_annotation_breakdown(
+        use_gpu_annotation=False, visualize=False))
     # gpuspy writes no gpu_user_annotation events (Kineto's projection of an annotation onto
     # the streams its kernels ran on): these two are shown, not asserted
     check("kernels with user annotations", lambda: pd.concat(
         [analyzer.get_gpu_kernels_with_user_annotations(rank=r) for r in ranks]), False)
-    check("user annotation breakdown", lambda: analyzer.get_gpu_user_annotation_breakdown(
+    check("user annotation breakdown (GPU)", lambda: analyzer.get_gpu_user_annotation_breakdown(
         visualize=False), False)
     check("cuda kernel launch stats", lambda: analyzer.get_cuda_kernel_launch_stats(
         ranks=ranks, visualize=False))
