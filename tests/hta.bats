@@ -70,12 +70,12 @@ run_hta_one_rank() {
 	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/k/rank-0.json"
 	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k/rank-0.json"
 	run env HTA_DIR="$HTA_DIR" HTA_DISABLE_NS_ROUNDING=1 "$PYTHON" "$ROOT/tests/lib/run_hta.py" \
-		"$WORK/k" --operator ProfilerStep
+		"$WORK/k" --operator aten::linear --min-pattern-len 2
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"hta: all analyses returned data"* ]]
 	run env HTA_DIR="$HTA_DIR" "$PYTHON" "$ROOT/tests/lib/run_hta.py" "$WORK/k" \
-		--operator ProfilerStep --skip "frequent cuda kernel sequences"
+		--operator aten::linear --min-pattern-len 2 --skip "frequent cuda kernel sequences"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"hta: all analyses returned data"* ]]
@@ -136,7 +136,7 @@ run_hta_one_rank() {
 	require_hta
 	record_two_ranks
 	run env HTA_DIR="$HTA_DIR" HTA_DISABLE_NS_ROUNDING=1 "$PYTHON" "$ROOT/tests/lib/run_hta.py" \
-		"$WORK/t.gpuspy.kineto" --ranks 2 --operator ProfilerStep
+		"$WORK/t.gpuspy.kineto" --ranks 2 --operator aten::linear --min-pattern-len 2
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"hta: ranks [0, 1]"* ]]

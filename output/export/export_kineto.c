@@ -4,11 +4,11 @@
  * Holistic Trace Analysis and TensorBoard's trace viewer load: Kineto's top-level fields
  * (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds), categories
  * (cuda_runtime, cuda_driver, kernel, gpu_memcpy, gpu_memset, cuda_sync, ac2g flows keyed by
- * correlation id, user_annotation) and kernel args; ts, name, cat, pid and tid on every event
- * and dur on every complete one, as HTA requires, and CUPTI's names for the CUDA calls, one
- * of them per correlation id (chrome_events.c, export_chrome_gpu.c say why). The OS events
- * (syscalls, off-CPU, process events) are there too, under gpuspy's own categories, which
- * Kineto's tools ignore.
+ * correlation id, user_annotation and its GPU side gpu_user_annotation) and kernel args; ts, name,
+ * cat, pid and tid on every event and dur on every complete one, as HTA requires, and CUPTI's names
+ * for the CUDA calls, one of them per correlation id (chrome_events.c, export_chrome_gpu.c say
+ * why). The OS events (syscalls, off-CPU, process events) are there too, under gpuspy's own
+ * categories, which Kineto's tools ignore.
  */
 #include <inttypes.h>
 #include <stdio.h>

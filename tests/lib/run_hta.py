@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--ranks", type=int, default=1)
     ap.add_argument("--operator", default="aten::linear",
                     help="the CPU operator whose kernel sequences are searched")
+    ap.add_argument("--min-pattern-len", type=int, default=3,
+                    help="the shortest kernel sequence searched for")
     ap.add_argument("--annotation", default="ProfilerStep")
     ap.add_argument("--skip", action="append", default=[],
                     help="run but do not assert the analyses whose names start with this")
@@ -96,12 +98,10 @@ def main():
     check("kernel breakdown", lambda: analyzer.get_gpu_kernel_breakdown(visualize=False))
     check("user annotation breakdown (CPU)", lambda: analyzer.get_gpu_user_annotation_breakdown(
         use_gpu_annotation=False, visualize=False))
-    # gpuspy writes no gpu_user_annotation events (Kineto's projection of an annotation onto
-    # the streams its kernels ran on): these two are shown, not asserted
     check("kernels with user annotations", lambda: pd.concat(
-        [analyzer.get_gpu_kernels_with_user_annotations(rank=r) for r in ranks]), False)
+        [analyzer.get_gpu_kernels_with_user_annotations(rank=r) for r in ranks]))
     check("user annotation breakdown (GPU)", lambda: analyzer.get_gpu_user_annotation_breakdown(
-        visualize=False), False)
+        visualize=False))
     check("cuda kernel launch stats", lambda: analyzer.get_cuda_kernel_launch_stats(
         ranks=ranks, visualize=False))
     check("aten op kernels and delay", lambda: analyzer.get_aten_op_kernels_and_delay(
@@ -120,7 +120,8 @@ def main():
         for rank in ranks:
             check("frequent cuda kernel sequences (rank %d)" % rank,
                   lambda: analyzer.get_frequent_cuda_kernel_sequences(
-                      args.operator, out, rank=rank, visualize=False))
+                      args.operator, out, min_pattern_len=args.min_pattern_len, rank=rank,
+                      visualize=False))
     for rank in ranks:
         result = check("critical path (rank %d)" % rank,
                        lambda: analyzer.critical_path_analysis(rank, args.annotation, 1))
