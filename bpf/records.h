@@ -78,6 +78,7 @@ enum gs_record_type {
 	GS_REC_LOSS_MORE = 111, /* loss kinds GS_LOSS_SLOTS and up, cumulative like GS_REC_LOSS */
 	GS_REC_BRIDGE_LOAD = 112, /* how the CUPTI bridge came to be in a process, or why not */
 	GS_REC_PROC_INFO = 113,	  /* who a process runs as and its cgroup: the loader, from /proc */
+	GS_REC_PROC_ENV = 114, /* a process's rank in a distributed job: the loader, from /proc */
 };
 
 enum gs_offcpu_reason {

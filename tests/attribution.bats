@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Process attribution (lib/cgroup_attr.c): its table-driven unit test, then live processes
 # that the kernel itself placed in cgroup v2 groups named as docker and kubelet name theirs,
-# read back through /proc/PID/cgroup by `cgroup_attr_test --pid`.
+# read back through /proc/PID/cgroup by `cgroup_attr_test --pid`; and a process's place in a
+# distributed job, read from /proc/PID/environ (loader/proc/proc_env.c).
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -91,6 +92,13 @@ expect_attr() { # PID PATH_SUFFIX KIND LABEL CONTAINER_ID POD_UID
 	echo "$output"
 	run -1 "$ATTR_TEST" --pid 2147483647
 	[[ $output == *"cannot attribute pid 2147483647: No such file or directory"* ]]
+}
+
+@test "attribution: a process's rank variables from /proc/PID/environ (RANK, LOCAL_RANK, WORLD_SIZE only)" {
+	# tests/unit/proc_env_test.c: live shells started with chosen environments
+	run -0 "$BUILD/unit/proc_env_test"
+	echo "$output"
+	[ "$output" = "proc_env: all passed" ]
 }
 
 @test "attribution: a process in a docker scope (systemd driver) is docker:<id12>" {

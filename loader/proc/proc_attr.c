@@ -11,6 +11,7 @@
 #include "lib/exit_codes.h"
 #include "lib/key_index.h"
 #include "loader/proc/proc_attr.h"
+#include "loader/proc/proc_env.h"
 #include "output/trace/trace_format.h"
 #include "output/trace/trace_writer.h"
 
@@ -24,6 +25,8 @@ struct user_name {
 struct proc_attrs {
 	/* pid -> a hash of its attribution as last written (or inherited): value, not index */
 	struct key_index known;
+	/* pid -> its rank variables as last written (or inherited), packed as a value */
+	struct key_index ranks;
 	struct user_name users[USER_CACHE];
 	size_t nusers;
 };
@@ -43,6 +46,7 @@ void proc_attrs_free(struct proc_attrs *pa)
 	if (!pa)
 		return;
 	key_index_free(&pa->known);
+	key_index_free(&pa->ranks);
 	free(pa);
 }
 
@@ -151,12 +155,50 @@ static int write_attr(struct proc_attrs *pa, struct trace_writer *w, pid_t pid,
 	return trace_writer_append_tail(w, &rec.hdr, sizeof(rec), a->cgroup, sizeof(a->cgroup));
 }
 
+/* The three variables in one key_index value (each + 1 fits 20 bits); never SIZE_MAX. */
+static size_t rank_key(const struct proc_rank *r)
+{
+	return (size_t)(uint32_t)(r->rank + 1) << 40 ^ (size_t)(uint32_t)(r->local_rank + 1) << 20 ^
+	       (size_t)(uint32_t)(r->world_size + 1);
+}
+
+/* Writes the process's rank variables when it has some and they are not what is known. */
+static int refresh_rank(struct proc_attrs *pa, struct trace_writer *w, pid_t pid, uint64_t ts)
+{
+	struct gs_proc_env rec = {
+	    .hdr = {.type = GS_REC_PROC_ENV,
+		    .size = sizeof(rec),
+		    .pid = (uint32_t)pid,
+		    .tid = (uint32_t)pid,
+		    .ts = ts},
+	};
+	struct proc_rank r;
+	size_t known, key;
+
+	/* gone already, or its environment unreadable: it keeps its parent's */
+	if (proc_env_read(pid, &r))
+		return 0;
+	key = rank_key(&r);
+	if (key_index_find(&pa->ranks, (uint64_t)pid, 0, &known) ? known == key
+								 : !proc_rank_known(&r))
+		return 0;
+	if (key_index_put(&pa->ranks, (uint64_t)pid, 0, key))
+		return -ENOMEM;
+	rec.rank = r.rank;
+	rec.local_rank = r.local_rank;
+	rec.world_size = r.world_size;
+	return trace_writer_append(w, &rec.hdr);
+}
+
 /* Reads the process and writes its attribution unless it is what is known already. */
 static int refresh(struct proc_attrs *pa, struct trace_writer *w, pid_t pid, uint64_t ts)
 {
 	struct attr_read a;
 	size_t known, h;
+	int err = refresh_rank(pa, w, pid, ts);
 
+	if (err)
+		return err;
 	if (read_attr(pid, &a))
 		return 0; /* gone already: it keeps what it inherited */
 	h = attr_hash(&a);
@@ -178,6 +220,12 @@ static int inherit(struct proc_attrs *pa, const struct gs_fork *f)
 
 	if (f->hdr.flags & GS_FORK_THREAD)
 		return 0;
+	if (key_index_find(&pa->ranks, f->hdr.pid, 0, &parent)) {
+		if (key_index_put(&pa->ranks, f->child_pid, 0, parent))
+			return -ENOMEM;
+	} else {
+		key_index_remove(&pa->ranks, f->child_pid, 0);
+	}
 	if (!key_index_find(&pa->known, f->hdr.pid, 0, &parent)) {
 		/* a pid handed out again must not keep its old process's attribution */
 		key_index_remove(&pa->known, f->child_pid, 0);
@@ -194,8 +242,10 @@ int proc_attrs_on_record(struct proc_attrs *pa, struct trace_writer *w, const st
 	case GS_REC_EXEC:
 		return refresh(pa, w, (pid_t)rec->pid, rec->ts);
 	case GS_REC_EXIT:
-		if (rec->flags & GS_EXIT_GROUP)
+		if (rec->flags & GS_EXIT_GROUP) {
 			key_index_remove(&pa->known, rec->pid, 0);
+			key_index_remove(&pa->ranks, rec->pid, 0);
+		}
 		return 0;
 	default:
 		return 0;

@@ -6,6 +6,8 @@
  * user; runtimes move a process into its container's cgroup before they exec the workload).
  * A fork copies the parent's, as the kernel does, so a process too short-lived to be read
  * still has its parent's attribution; a record is written only when an exec changed it.
+ * Its place in a distributed job (RANK, LOCAL_RANK, WORLD_SIZE: proc_env.h) is read and written
+ * (GS_REC_PROC_ENV) at the same moments, for the Kineto export's distributedInfo.
  */
 #ifndef GPUSPY_PROC_ATTR_H
 #define GPUSPY_PROC_ATTR_H

@@ -211,6 +211,7 @@ int chrome_write_events(struct chrome_ctx *c, const char *path, char *err, size_
 	if (chrome_steps(c, err, errlen) || trace_reader_open(path, &r, err, errlen))
 		return -1;
 	err[0] = '\0';
+	trace_reader_set_filter(r, c->names->filter); /* the model's processes, as it read them */
 	while ((ret = trace_reader_next(r, &h)) > 0) {
 		if (emit_record(c, h)) {
 			snprintf(err, errlen, "out of memory");

@@ -11,9 +11,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct pid_filter;
+
 struct export_opts {
 	size_t python_depth;  /* Python frames kept per event's python_stack (leafmost); 0: none */
 	const char *steps_by; /* how steps are marked (--steps-by); NULL: gpuspy finds them */
+	/* the processes exported (kineto: one rank's), as if they were the whole trace; NULL: all
+	 */
+	const struct pid_filter *pids;
 };
 
 #define EXPORT_PYTHON_DEPTH 32 /* the default: deep enough for a model's nested modules */

@@ -50,6 +50,16 @@ struct chrome_gpu {
 	size_t nstreams, streams_cap;
 	uint64_t next_async_id; /* NVTX start/end ranges */
 	bool *owner; /* Kineto's dialect: apis[i] is the one that shows its correlation id */
+	struct gpu_launch *launches; /* Kineto's dialect: by (pid, tid, ts), built at first use */
+	size_t nlaunches;
+	bool launches_built;
+};
+
+/* Where a GPU operation was launched from, for the annotations that launched it. */
+struct gpu_launch {
+	uint32_t pid, tid;
+	uint64_t ts;
+	uint32_t op;
 };
 
 /* CUPTI gives a runtime call and the driver calls it makes one correlation id; HTA asserts a
@@ -330,16 +340,114 @@ static void nvtx_common(struct chrome_ctx *c, const char *ph, const struct gs_nv
 	chrome_print_us(c->out, "ts", chrome_rel(c, ts));
 }
 
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct gpu_launch *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Every GPU operation (syncs aside) by its launching call's thread and start; 0 or -1. */
+static int build_launches(struct chrome_ctx *c, struct chrome_gpu *s)
+{
+	const struct gpu_model *g = &c->names->gpu;
+
+	s->launches_built = true;
+	s->launches = malloc((g->nops + 1) * sizeof(*s->launches));
+	if (!s->launches)
+		return -1;
+	for (size_t i = 0; i < g->nops; i++) {
+		const struct gpu_op *op = &g->ops[i];
+		struct gpu_launch *l = &s->launches[s->nlaunches];
+
+		if (op->kind == GPU_OP_SYNC || op->api == GPU_NONE ||
+		    !flow_source(c, &g->apis[op->api], &l->tid, &l->ts))
+			continue;
+		l->pid = op->pid;
+		l->op = (uint32_t)i;
+		s->nlaunches++;
+	}
+	qsort(s->launches, s->nlaunches, sizeof(*s->launches), cmp_launch);
+	return 0;
+}
+
+#define ANNOTATION_TRACKS 16 /* streams an annotation is drawn on; a step uses a few */
+
+/* Kineto's gpu_user_annotation: an annotation of thread (pid, tid) over [start, end) drawn on
+ * each stream that ran work launched inside it, from the first such operation's start to the
+ * last one's end, which HTA's GPU user-annotation breakdown and kernel attribution read. 0,
+ * or -1 out of memory. */
+int chrome_gpu_annotation(struct chrome_ctx *c, uint32_t pid, uint32_t tid, uint64_t start,
+			  uint64_t end, const char *name)
+{
+	struct anno_track {
+		uint64_t pid, tid, ts, end;
+	} t[ANNOTATION_TRACKS];
+	const struct gpu_model *g = &c->names->gpu;
+	struct chrome_gpu *s = state(c);
+	struct gpu_launch key = {.pid = pid, .tid = tid, .ts = start};
+	size_t lo = 0, hi, nt = 0;
+
+	if (!c->kineto || !g->nops)
+		return 0;
+	if (!s || (!s->launches_built && build_launches(c, s)))
+		return -1;
+	for (hi = s->nlaunches; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_launch(&s->launches[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->nlaunches; lo++) {
+		const struct gpu_launch *l = &s->launches[lo];
+		const struct gpu_op *op = &g->ops[l->op];
+		uint64_t p = track_pid(s, op), k = track_tid(op);
+		size_t j;
+
+		if (l->pid != pid || l->tid != tid || l->ts >= end)
+			break;
+		for (j = 0; j < nt && (t[j].pid != p || t[j].tid != k); j++)
+			;
+		if (j == nt) {
+			if (nt == ANNOTATION_TRACKS)
+				continue;
+			t[nt++] = (struct anno_track){p, k, op->ts, op->ts + op->dur};
+		}
+		if (op->ts < t[j].ts)
+			t[j].ts = op->ts;
+		if (op->ts + op->dur > t[j].end)
+			t[j].end = op->ts + op->dur;
+	}
+	for (size_t j = 0; j < nt; j++) {
+		chrome_begin_event(c);
+		fputs("{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": ", c->out);
+		json_print_string(c->out, name);
+		fprintf(c->out, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", ", t[j].pid,
+			t[j].tid);
+		chrome_print_us(c->out, "ts", chrome_rel(c, t[j].ts));
+		fputs(", ", c->out);
+		chrome_print_dur(c, t[j].end - t[j].ts);
+		fputs("}", c->out);
+	}
+	return 0;
+}
+
 /* Push/pop ranges nest on their thread: complete events. A start/end range may end on
  * another thread and overlap anything: an async slice of its process (Kineto's dialect
  * keeps every range a complete event on the thread that opened it, as Kineto does). Marks
  * are instants. */
-static void emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
+static int emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
 {
 	if (n->kind == GS_NVTX_MARK) {
 		nvtx_common(c, "i", n, n->hdr.ts);
 		fputs(", \"s\": \"t\"}", c->out);
-		return;
+		return 0;
 	}
 	if (n->kind == GS_NVTX_START_END && !c->kineto) {
 		uint64_t id = ++c->gpu->next_async_id;
@@ -349,13 +457,15 @@ static void emit_nvtx(struct chrome_ctx *c, const struct gs_nvtx *n)
 			(unsigned long long)n->id);
 		nvtx_common(c, "e", n, n->hdr.ts + n->dur_ns);
 		fprintf(c->out, ", \"id\": %" PRIu64 "}", id);
-		return;
+		return 0;
 	}
 	nvtx_common(c, "X", n, n->hdr.ts);
 	fputs(", ", c->out);
 	chrome_print_dur(c, n->dur_ns);
 	fprintf(c->out, ", \"args\": {\"style\": \"%s\", \"depth\": %u}}",
 		gpu_nvtx_style_name(n->kind), n->depth);
+	return chrome_gpu_annotation(c, n->hdr.pid, n->hdr.tid, n->hdr.ts, n->hdr.ts + n->dur_ns,
+				     n->name);
 }
 
 /* Kineto's dialect: an API call no uprobe span shows (a function gpuspy does not probe) is
@@ -412,8 +522,7 @@ int chrome_gpu_record(struct chrome_ctx *c, const struct gs_hdr *h)
 		c->gpu->next_api++;
 		return 0;
 	case GS_REC_NVTX:
-		emit_nvtx(c, (const void *)h);
-		return 0;
+		return emit_nvtx(c, (const void *)h);
 	default:
 		return 0;
 	}
@@ -500,6 +609,7 @@ void chrome_gpu_free(struct chrome_ctx *c)
 	free(c->gpu->tracks);
 	free(c->gpu->streams);
 	free(c->gpu->owner);
+	free(c->gpu->launches);
 	key_index_free(&c->gpu->ix_tracks);
 	key_index_free(&c->gpu->ix_streams);
 	free(c->gpu);

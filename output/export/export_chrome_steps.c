@@ -22,6 +22,7 @@
 #include "output/analysis/steps.h"
 #include "output/analysis/steps_nvtx.h"
 #include "output/export/chrome_events.h"
+#include "output/export/export_chrome_gpu.h"
 #include "output/export/export_chrome_steps.h"
 #include "output/model/gpu/gpu_model.h"
 #include "output/model/trace_model.h"
@@ -59,18 +60,25 @@ static void emit_track(struct chrome_ctx *c, const struct step_list *l, const st
 	chrome_metadata(c, "thread_name", o->pid, STEPS_TID, "steps");
 }
 
-static void emit_profiler_steps(struct chrome_ctx *c, const struct step_list *l,
-				const struct step_origin *o)
+/* Each step a ProfilerStep#N on the loop's thread, and on the streams that ran its work as
+ * Kineto draws an annotation's GPU side; 0, or -1 out of memory. */
+static int emit_profiler_steps(struct chrome_ctx *c, const struct step_list *l,
+			       const struct step_origin *o)
 {
 	char name[32];
 
 	for (size_t i = o->first; i < o->first + o->n; i++) {
-		snprintf(name, sizeof(name), STEPS_PROFILER_STEP "%u", l->v[i].index);
-		step_common(c, &l->v[i], "user_annotation", name, l->v[i].tid);
+		const struct step *s = &l->v[i];
+
+		snprintf(name, sizeof(name), STEPS_PROFILER_STEP "%u", s->index);
+		step_common(c, s, "user_annotation", name, s->tid);
 		fputs(", \"args\": {\"found_by\": ", c->out);
 		json_print_string(c->out, o->how);
 		fputs("}}", c->out);
+		if (chrome_gpu_annotation(c, o->pid, s->tid, s->start, s->end, name))
+			return -1;
 	}
+	return 0;
 }
 
 /* Whether any NVTX range (not a mark) of the trace is named ProfilerStep#...: the model's totals
@@ -112,8 +120,10 @@ int chrome_steps(struct chrome_ctx *c, char *err, size_t errlen)
 
 		if (!c->kineto)
 			emit_track(c, &steps, o);
-		else if (!has_pid(&recorded, o->pid))
-			emit_profiler_steps(c, &steps, o);
+		else if (!has_pid(&recorded, o->pid) && emit_profiler_steps(c, &steps, o)) {
+			snprintf(err, errlen, "out of memory");
+			goto cleanup;
+		}
 	}
 	ret = 0;
 cleanup:

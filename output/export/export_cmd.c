@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "bpf/records.h"
 #include "lib/exit_codes.h"
@@ -17,6 +18,7 @@
 #include "output/export/export_chrome.h"
 #include "output/export/export_cmd.h"
 #include "output/export/export_kineto.h"
+#include "output/export/export_kineto_ranks.h"
 #include "output/export/export_sqlite.h"
 #include "output/export/perfetto/export_perfetto.h"
 
@@ -33,7 +35,9 @@ static const char usage[] =
     "                     perfetto: the same events as Perfetto's native protobuf trace:\n"
     "                     streamed, a fraction of the size, for large recordings\n"
     "  -o, --output OUT   output file (default FILE with .json appended, .kineto.json for\n"
-    "                     kineto, .perfetto-trace for perfetto; - for stdout)\n"
+    "                     kineto, .perfetto-trace for perfetto; - for stdout); kineto of\n"
+    "                     several ranks (RANK in the processes' environment): a directory\n"
+    "                     of rank-N.json (FILE.kineto)\n"
     "  --python-depth N   Python frames kept in each event's python_stack arg, leafmost\n"
     "                     first (default 32; 0: no stacks in args, for smaller files)\n"
     "  --steps-by HOW     how a training step is marked instead of gpuspy finding it\n"
@@ -158,6 +162,66 @@ static int export_to_db(const char *path, const struct export_opts *opts, const 
 	return ret;
 }
 
+/* The directory of a multi-rank export: created (0700), or one of the caller's that exists;
+ * never a symbolic link, nor someone else's, into which gpuspy (root) would write. */
+static int rank_dir(const char *dir)
+{
+	struct stat st;
+
+	if (!mkdir(dir, 0700))
+		return 0;
+	if (errno != EEXIST) {
+		gs_error("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		gs_error("cannot create %s: exists and is not a directory of yours", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* `--format kineto` of a recording whose processes have two ranks or more (RANK in their
+ * environment): a trace per rank, DIR/rank-N.json, each with its rank's processes only, the
+ * directory Holistic Trace Analysis reads a job from. -1 when the recording is not one (one
+ * file is written as usual), else the exit code. */
+static int export_ranks(const char *path, struct export_opts *opts, const char *dir)
+{
+	struct kineto_ranks kr;
+	char err[256], file[4096];
+	int ret = GS_EXIT_OK;
+
+	if (kineto_ranks_find(path, &kr, err, sizeof(err))) {
+		gs_error("cannot read %s: %s", path, err);
+		return GS_EXIT_BAD_TRACE;
+	}
+	if (kr.n < 2) {
+		kineto_ranks_free(&kr);
+		return -1;
+	}
+	if (!strcmp(dir, "-")) {
+		gs_error("--format kineto of %zu ranks writes a directory: give -o DIR", kr.n);
+		ret = GS_EXIT_USAGE;
+	} else if (rank_dir(dir)) {
+		ret = GS_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < kr.n && !ret; i++) {
+		if (snprintf(file, sizeof(file), "%s/rank-%d.json", dir, kr.ranks[i].rank) >=
+		    (int)sizeof(file)) {
+			gs_error("output path too long: %s", dir);
+			ret = GS_EXIT_USAGE;
+			break;
+		}
+		opts->pids = &kr.ranks[i].filter;
+		ret = export_to_file(export_kineto, path, opts, file);
+	}
+	opts->pids = NULL;
+	if (!ret)
+		fprintf(stderr, "gpuspy: wrote %zu ranks to %s\n", kr.n, dir);
+	kineto_ranks_free(&kr);
+	return ret;
+}
+
 int export_main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -223,6 +287,19 @@ int export_main(int argc, char **argv)
 		gs_error(optind < argc ? "export takes one trace file"
 				       : "export needs a trace file");
 		return GS_EXIT_USAGE;
+	}
+	if (export == export_kineto) {
+		int ret;
+
+		/* a multi-rank job's default is a directory, FILE.kineto */
+		if ((size_t)snprintf(default_out, sizeof(default_out), "%s.kineto", argv[optind]) >=
+		    sizeof(default_out)) {
+			gs_error("trace path too long: %s", argv[optind]);
+			return GS_EXIT_USAGE;
+		}
+		ret = export_ranks(argv[optind], &opts, out_path ?: default_out);
+		if (ret != -1)
+			return ret;
 	}
 	if (!out_path) {
 		if (strlen(argv[optind]) + strlen(suffix) + 1 > sizeof(default_out)) {

@@ -4,11 +4,11 @@
  * Holistic Trace Analysis and TensorBoard's trace viewer load: Kineto's top-level fields
  * (schemaVersion, deviceProperties, distributedInfo, baseTimeNanoseconds), categories
  * (cuda_runtime, cuda_driver, kernel, gpu_memcpy, gpu_memset, cuda_sync, ac2g flows keyed by
- * correlation id, user_annotation) and kernel args; ts, name, cat, pid and tid on every event
- * and dur on every complete one, as HTA requires, and CUPTI's names for the CUDA calls, one
- * of them per correlation id (chrome_events.c, export_chrome_gpu.c say why). The OS events
- * (syscalls, off-CPU, process events) are there too, under gpuspy's own categories, which
- * Kineto's tools ignore.
+ * correlation id, user_annotation and its GPU side gpu_user_annotation) and kernel args; ts, name,
+ * cat, pid and tid on every event and dur on every complete one, as HTA requires, and CUPTI's names
+ * for the CUDA calls, one of them per correlation id (chrome_events.c, export_chrome_gpu.c say
+ * why). The OS events (syscalls, off-CPU, process events) are there too, under gpuspy's own
+ * categories, which Kineto's tools ignore.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -61,13 +61,32 @@ static uint64_t base_time_ns(const struct trace_model *m)
 	return h->created_realtime_ns - (h->created_monotonic_ns - m->start_ts);
 }
 
+/* Kineto's distributedInfo from the processes' RANK, WORLD_SIZE and LOCAL_RANK (the first
+ * process that has a rank: one rank's processes share it); rank 0 when none has one, since HTA
+ * wants a rank in every trace. Kineto's backend and process groups are the job's, not in its
+ * environment, and are left out. */
+static void distributed_info(FILE *out, const struct trace_model *m)
+{
+	const struct model_process *p = NULL;
+
+	for (size_t i = 0; i < m->nprocs && !p; i++)
+		if (m->procs[i].has_rank && m->procs[i].rank >= 0)
+			p = &m->procs[i];
+	/* HTA reads the rank with a regex that needs this exact spacing: "rank": N */
+	fprintf(out, "  \"distributedInfo\": {\"rank\": %d", p ? p->rank : 0);
+	if (p && p->world_size >= 0)
+		fprintf(out, ", \"world_size\": %d", p->world_size);
+	if (p && p->local_rank >= 0)
+		fprintf(out, ", \"local_rank\": %d", p->local_rank);
+	fputs("},\n", out);
+}
+
 static int header(FILE *out, const struct trace_model *m)
 {
 	fputs("{\n  \"schemaVersion\": 1,\n", out);
 	if (device_properties(out, &m->gpu))
 		return -1;
-	/* HTA reads the rank with a regex that needs this exact spacing */
-	fputs("  \"distributedInfo\": {\"rank\": 0},\n", out);
+	distributed_info(out, m);
 	fputs("  \"displayTimeUnit\": \"ms\",\n", out);
 	fprintf(out, "  \"baseTimeNanoseconds\": %" PRIu64 ",\n", base_time_ns(m));
 	fputs("  \"traceName\": ", out);
@@ -87,7 +106,7 @@ int export_kineto(const char *path, const struct export_opts *opts, FILE *out, c
 			       .steps_by = opts->steps_by};
 	int ret;
 
-	if (trace_model_load(path, &m, err, errlen))
+	if (trace_model_load_filtered(path, &m, TRACE_MODEL_ALL, opts->pids, err, errlen))
 		return -1;
 	c.start_ts = m.start_ts;
 	c.names = &m;

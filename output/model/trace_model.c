@@ -64,11 +64,18 @@ static void set_name(struct trace_model *m, uint32_t pid, uint32_t tid, const ch
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 }
 
-/* A child runs as its parent, in its parent's cgroup, until a PROC_INFO says otherwise. */
+/* A child runs as its parent, in its parent's cgroup, with its parent's environment, until a
+ * PROC_INFO or PROC_ENV says otherwise. */
 static void inherit_attr(struct trace_model *m, struct model_process *child)
 {
 	const struct model_process *parent = find_process(m, child->ppid);
 
+	if (parent && parent->has_rank) {
+		child->has_rank = true;
+		child->rank = parent->rank;
+		child->local_rank = parent->local_rank;
+		child->world_size = parent->world_size;
+	}
 	if (!parent || !parent->has_attr)
 		return;
 	child->has_attr = true;
@@ -89,6 +96,19 @@ static int on_proc_info(struct trace_model *m, const struct gs_proc_info *pi)
 	p->euid = pi->euid;
 	return string_pool_intern(&m->attr_strings, pi->user, &p->user)
 		   ?: string_pool_intern(&m->attr_strings, pi->cgroup, &p->cgroup);
+}
+
+static int on_proc_env(struct trace_model *m, const struct gs_proc_env *pe)
+{
+	struct model_process *p = get_process(m, pe->hdr.pid);
+
+	if (!p)
+		return -1;
+	p->has_rank = true;
+	p->rank = pe->rank;
+	p->local_rank = pe->local_rank;
+	p->world_size = pe->world_size;
+	return 0;
 }
 
 static void on_fork(struct trace_model *m, const struct gs_fork *f)
@@ -385,6 +405,8 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 		return on_fd_name(m, (const void *)h);
 	case GS_REC_PROC_INFO:
 		return on_proc_info(m, (const void *)h);
+	case GS_REC_PROC_ENV:
+		return on_proc_env(m, (const void *)h);
 	case GS_REC_SYSCALL_STATS:
 		return on_syscall_stats(m, (const void *)h);
 	case GS_REC_OFFCPU_STATS:

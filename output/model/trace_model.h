@@ -47,6 +47,9 @@ struct model_process {
 	bool has_attr;
 	uint32_t uid, euid;
 	uint32_t user, cgroup;
+	/* GS_REC_PROC_ENV, or the parent's at fork: -1 where that variable was unset */
+	bool has_rank;
+	int32_t rank, local_rank, world_size;
 };
 
 /*

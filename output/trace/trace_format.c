@@ -145,6 +145,8 @@ bool gs_record_valid(const struct gs_hdr *rec)
 	case GS_REC_PROC_INFO:
 		return tail_string_valid(rec, sizeof(struct gs_proc_info)) &&
 		       memchr(((const struct gs_proc_info *)rec)->user, '\0', 32);
+	case GS_REC_PROC_ENV:
+		return rec->size >= sizeof(struct gs_proc_env);
 	default:
 		return gpu_record_valid(rec);
 	}

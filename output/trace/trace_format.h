@@ -18,7 +18,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 2 /* what the writer writes; readers read 1 and 2 */
-#define GS_TRACE_VERSION_MINOR 1 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 2 /* new record types bump this; readers skip unknown types */
 #define GS_TRACE_OLDEST_MAJOR  1 /* the oldest major readers still read */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian: format 1's raw blocks */
 #define GS_ZBLOCK_MAGIC	       0x425a5347u /* "GSZB" little-endian: format 2's blocks */
@@ -208,6 +208,18 @@ struct gs_proc_info {
 	char cgroup[]; /* the cgroup path that places it (cgroup_pick_path), NUL-terminated */
 };
 
+/* GS_REC_PROC_ENV: process hdr.pid's place in a distributed job, the variables torchrun and
+ * other launchers set (RANK, LOCAL_RANK, WORLD_SIZE), read from /proc/PID/environ when it was
+ * first traced and after an exec that changed them; written only for a process that has one
+ * of them. A process without one has its parent's (fork copies the environment). */
+struct gs_proc_env {
+	struct gs_hdr hdr;
+	__s32 rank;	  /* RANK, -1 when unset or not a number */
+	__s32 local_rank; /* LOCAL_RANK, -1 likewise */
+	__s32 world_size; /* WORLD_SIZE, -1 likewise */
+	__u32 pad;
+};
+
 /* GS_REC_TRAILER: the last record of a complete recording. */
 struct gs_trailer {
 	struct gs_hdr hdr; /* ts: recording end */
@@ -226,6 +238,7 @@ GS_REC_ASSERT_SIZE(struct gs_cuda_lib, 48);
 GS_REC_ASSERT_SIZE(struct gs_loss_more, 88);
 GS_REC_ASSERT_SIZE(struct gs_py_proc, 32);
 GS_REC_ASSERT_SIZE(struct gs_proc_info, 72);
+GS_REC_ASSERT_SIZE(struct gs_proc_env, 40);
 GS_REC_ASSERT_SIZE(struct gs_py_code, 48);
 GS_REC_ASSERT_SIZE(struct gs_op_name, 32);
 GS_REC_ASSERT_SIZE(struct gs_bridge_load, 48);

@@ -3,7 +3,8 @@
 
 Top level: schemaVersion 1, deviceProperties (an entry with id and name per device of the GPU
 events), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
-the space), displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
+the space, and takes the file's first match: it must be distributedInfo's), with world_size
+above the rank and local_rank ≥ 0 where present, displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
 has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") have dur, at
 least 0.001, and their ts and dur are µs with at most three decimals, as Kineto writes them
 (HTA rounds ts up and ts + dur down to whole µs); instants, flows, counters and metadata have
@@ -18,7 +19,9 @@ any event with a stream for GPU work). Every ac2g flow has one start ("s", insid
 cuda_runtime or cuda_driver span on its thread whose correlation is the GPU event's) and one
 end ("f", "bp": "e", at the start of a GPU event on its track). cpu_op events have an integer
 "External id", unique in the file, and a CUDA API span with an "External id" names one of
-them. Prints a summary line; exits 1 with the first problem.
+them. A gpu_user_annotation (an annotation's GPU side) is named as a user_annotation, has no
+stream arg, and spans from a GPU event's start to a GPU event's end on its track. Prints a
+summary line; exits 1 with the first problem.
 usage: check_kineto.py FILE.json [--no-gpu]   (--no-gpu: a trace without GPU work, no flows)
 """
 import bisect
@@ -31,7 +34,7 @@ GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
 API_CATS = {"cuda_runtime", "cuda_driver"}
 KNOWN_CATS = GPU_CATS | API_CATS | {"ac2g", "user_annotation", "__metadata", "os_runtime",
                                    "off_cpu", "process", "gpu_memory", "cpu_op",
-                                   "python_sample"}
+                                   "python_sample", "gpu_user_annotation"}
 EPS = 0.0005  # µs: ns precision
 
 
@@ -45,6 +48,16 @@ def check_top(text, doc):
         fail("schemaVersion is not 1")
     if not re.search(r'"distributedInfo": \{"rank": \d+', text):
         fail('no "distributedInfo": {"rank": N} as HTA matches it')
+    info = doc["distributedInfo"]
+    first = re.search(r'"rank":\s+(\d+)', text)  # hta/common/trace_file.py's
+    if int(first.group(1)) != info["rank"]:
+        fail(f"HTA would read rank {first.group(1)}, distributedInfo has {info['rank']}")
+    if "world_size" in info and not (isinstance(info["world_size"], int)
+                                     and info["world_size"] > info["rank"]):
+        fail(f"distributedInfo world_size {info['world_size']} for rank {info['rank']}")
+    if "local_rank" in info and not (isinstance(info["local_rank"], int)
+                                     and info["local_rank"] >= 0):
+        fail(f"distributedInfo local_rank {info['local_rank']}")
     if doc.get("displayTimeUnit") != "ms":
         fail("displayTimeUnit is not ms")
     if not isinstance(doc.get("baseTimeNanoseconds"), int) or doc["baseTimeNanoseconds"] <= 0:
@@ -191,6 +204,27 @@ def check_flows(events):
     return len(ends)
 
 
+def check_gpu_annotations(events):
+    """Each gpu_user_annotation (no stream arg, as Kineto writes it: HTA would take it for GPU
+    work) is named as a user_annotation of the file, on a track of GPU work, from the start of
+    a GPU event of that track to the end of one."""
+    names = {e["name"] for e in events if e["cat"] == "user_annotation"}
+    starts, ends = defaultdict(set), defaultdict(set)
+    for e in events:
+        if e["cat"] in GPU_CATS and e["ph"] == "X":
+            starts[(e["pid"], e["tid"])].add(round(e["ts"] * 1000))
+            ends[(e["pid"], e["tid"])].add(round((e["ts"] + e["dur"]) * 1000))
+    for e in events:
+        if e["cat"] != "gpu_user_annotation":
+            continue
+        track = (e["pid"], e["tid"])
+        if e["name"] not in names or "stream" in e.get("args", {}):
+            fail(f"gpu_user_annotation of no user_annotation, or with a stream: {e}")
+        if round(e["ts"] * 1000) not in starts[track] or \
+                round((e["ts"] + e["dur"]) * 1000) not in ends[track]:
+            fail(f"gpu_user_annotation not from a GPU event's start to one's end: {e}")
+
+
 def main(path, gpu=True):
     text = open(path).read()
     doc = json.loads(text)
@@ -207,6 +241,7 @@ def main(path, gpu=True):
     check_external_ids(events)
     check_correlations(events, gpu)
     flows = check_flows(events) if gpu else 0
+    check_gpu_annotations(events)
     print(f"check_kineto: {len(events)} events, {flows} ac2g flows, " +
           ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
 

@@ -1,8 +1,8 @@
 # Unit tests of lib/cgroup_attr.c, loader/live/prom_text.c, output/analysis/step_list.c,
-# loader/live/live_waits.c and output/export/perfetto/, included by the top Makefile (it defines BUILD, USER_CFLAGS,
-# SAN_FLAGS and msg). Each test is
-# one program built from its test file and the module it tests (and what that uses:
-# text_escape.c), with the sanitizers on.
+# loader/live/live_waits.c, output/export/perfetto/ and loader/proc/proc_env.c, included by the
+# top Makefile (it defines BUILD, USER_CFLAGS, SAN_FLAGS and msg). Each test is one program
+# built from its test file and the module it tests (and what that uses: text_escape.c), with
+# the sanitizers on.
 $(BUILD)/unit/cgroup_attr_test: tests/unit/cgroup_attr_test.c lib/cgroup_attr.c
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -33,8 +33,15 @@ $(BUILD)/unit/perfetto_gen: tests/unit/perfetto_gen.c $(wildcard output/export/p
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
 
+# the rank variables of a process's environment (the Kineto export's distributedInfo)
+$(BUILD)/unit/proc_env_test: tests/unit/proc_env_test.c loader/proc/proc_env.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(USER_CFLAGS) $(SAN_FLAGS) $^ -o $@
+
 UNIT_BINS += $(BUILD)/unit/cgroup_attr_test $(BUILD)/unit/prom_text_test \
-	$(BUILD)/unit/step_list_test $(BUILD)/unit/live_waits_test $(BUILD)/unit/perfetto_gen
+	$(BUILD)/unit/proc_env_test $(BUILD)/unit/step_list_test $(BUILD)/unit/live_waits_test \
+	$(BUILD)/unit/perfetto_gen
 
 # gcc names the dependency file of a one-step build after the program
 -include $(patsubst %,%.d,$(UNIT_BINS))
