@@ -56,7 +56,9 @@ check_answer() { # KIND
 	truth=$(sed -n 's/^TRUTH //p' "$WORK/host_compute.out")
 	tid=$(jq .main_tid <<< "$truth")
 	fn=$(jq -r .where.function <<< "$truth")
-	run "$GPUSPY" report "$WORK/host_compute.gpuspy" --report gpu_idle --format json --limit 3
+	# stderr apart: a loss counted while recording is warned about there
+	run --separate-stderr "$GPUSPY" report "$WORK/host_compute.gpuspy" --report gpu_idle \
+		--format json --limit 3
 	[ "$status" -eq 0 ]
 	echo "$output"
 	# each of the longest gaps (one a step: the preprocessing) is the loop thread computing in
@@ -102,11 +104,11 @@ check_answer() { # KIND
 	[[ "$first" == "** summary:"* ]]
 	[[ "$output" == *"finding 1  lock_wait"* ]]
 	[[ "$output" == *"advice: "* ]]
-	run "$GPUSPY" report "$WORK/lock_wait.gpuspy" --report summary --format csv
+	run --separate-stderr "$GPUSPY" report "$WORK/lock_wait.gpuspy" --report summary --format csv
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = '"Topic","Answer","Evidence","Advice"' ]
 	printf '%s\n' "$output" | grep -q '^"steps","5 in pid '
-	run "$GPUSPY" report "$WORK/lock_wait.gpuspy" --report summary --format json
+	run --separate-stderr "$GPUSPY" report "$WORK/lock_wait.gpuspy" --report summary --format json
 	[ "$status" -eq 0 ]
 	jq -e '[.[].topic] | index("time") and index("gpu") and index("finding 1")' <<< "$output"
 }
@@ -117,10 +119,10 @@ check_answer() { # KIND
 	"$GPUSPY" record -f -o "$WORK/flat.gpuspy" -- "$PYTHON" -c '
 import time
 time.sleep(1.5)'
-	run "$GPUSPY" report "$WORK/flat.gpuspy" --report summary --format json
+	run --separate-stderr "$GPUSPY" report "$WORK/flat.gpuspy" --report summary --format json
 	[ "$status" -eq 0 ]
 	jq -e '.[] | select(.topic == "steps") | .answer | startswith("none found")' <<< "$output"
-	run "$GPUSPY" report "$WORK/flat.gpuspy" --report stalls --format json
+	run --separate-stderr "$GPUSPY" report "$WORK/flat.gpuspy" --report stalls --format json
 	[ "$status" -eq 0 ]
 	# the main thread slept in clock_nanosleep most of the time
 	jq -e '.[0].kind == "other_wait" and (.[0].what | test("clock_nanosleep")) and .[0].share_pct > 50' <<< "$output"
