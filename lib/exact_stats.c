@@ -27,10 +27,15 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void sort_u64(uint64_t *v, size_t n)
+{
+	if (n > 1) /* qsort(NULL, 0, ...) is undefined */
+		qsort(v, n, sizeof(*v), cmp_u64);
+}
+
 void exact_stats_sort(struct exact_stats *s)
 {
-	if (s->n > 1)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	sort_u64(s->v, s->n);
 }
 
 void exact_stats_free(struct exact_stats *s)
@@ -46,6 +51,13 @@ double sorted_median(const uint64_t *sorted, size_t n)
 	if (!n)
 		return 0.0;
 	return n % 2 ? (double)sorted[h] : ((double)sorted[h - 1] + (double)sorted[h]) / 2;
+}
+
+uint64_t sorted_percentile(const uint64_t *sorted, size_t n, unsigned p)
+{
+	size_t rank = (n * p + 99) / 100;
+
+	return n ? sorted[rank ? rank - 1 : 0] : 0;
 }
 
 /* Two passes over the values, so no cancellation between a large mean and small spread. */

@@ -24,6 +24,10 @@ void exact_stats_free(struct exact_stats *s);
 /* On sorted arrays: the exact median (mean of the two middle values for an even count) and
  * the sample standard deviation (n - 1), as nsys prints them; 0 for too few values. */
 double sorted_median(const uint64_t *sorted, size_t n);
+/* The nearest-rank percentile p (0..100) of a sorted array; 0 for none. */
+uint64_t sorted_percentile(const uint64_t *sorted, size_t n, unsigned p);
+/* Sorts v[0..n) ascending (n may be 0 and v NULL). */
+void sort_u64(uint64_t *v, size_t n);
 double sample_stddev(const uint64_t *v, size_t n, uint64_t total);
 
 #endif /* GPUSPY_EXACT_STATS_H */

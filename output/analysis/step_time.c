@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array_grow.h"
+#include "lib/exact_stats.h"
 #include "lib/syscall_names.h"
 #include "output/analysis/py_where.h"
 #include "output/analysis/step_gpu.h"
@@ -319,13 +320,6 @@ static int cmp_wait(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The step's boundaries: its ends and every span end inside it, sorted, each once. */
 static uint64_t *boundaries(struct measuring *ms, const struct step *s, size_t *n)
 {
@@ -350,7 +344,7 @@ static uint64_t *boundaries(struct measuring *ms, const struct step *s, size_t *
 			if (sp->end > s->start && sp->end < s->end)
 				b[k++] = sp->end;
 		}
-	qsort(b, k, sizeof(*b), cmp_u64);
+	sort_u64(b, k);
 	*n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!*n || b[i] != b[*n - 1])

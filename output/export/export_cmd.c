@@ -79,31 +79,44 @@ static int export_to_stdout(exporter_fn export, const char *path, const struct e
 	return fflush(stdout) ? GS_EXIT_FAILURE : GS_EXIT_OK;
 }
 
+/* A temporary file next to OUT (OUT.XXXXXX, its name in tmp), once OUT is known to be one the
+ * export may create (out_file_rename() checks again at the end): its fd, or -1 with the error
+ * said and the exit code in *code. */
+static int open_temp(const char *out_path, char *tmp, size_t len, int *code)
+{
+	char why[128];
+	int fd;
+
+	*code = GS_EXIT_FAILURE;
+	if (strlen(out_path) + sizeof(".XXXXXX") > len) {
+		gs_error("output path too long: %s", out_path);
+		*code = GS_EXIT_USAGE;
+		return -1;
+	}
+	if (out_file_check(out_path, why, sizeof(why))) {
+		gs_error("cannot create %s: %s", out_path, why);
+		return -1;
+	}
+	snprintf(tmp, len, "%s.XXXXXX", out_path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		gs_error("cannot create %s: %s", out_path, strerror(errno));
+	return fd;
+}
+
 static int export_to_file(exporter_fn export, const char *path, const struct export_opts *opts,
 			  const char *out_path)
 {
 	char tmp[4096], err[256], why[128];
 	FILE *out;
-	int fd, ret = GS_EXIT_OK;
+	int fd, code, ret = GS_EXIT_OK;
 
-	if (strlen(out_path) + sizeof(".XXXXXX") > sizeof(tmp)) {
-		gs_error("output path too long: %s", out_path);
-		return GS_EXIT_USAGE;
-	}
-	/* refused before the work; out_file_rename() checks again at the end */
-	if (out_file_check(out_path, why, sizeof(why))) {
-		gs_error("cannot create %s: %s", out_path, why);
-		return GS_EXIT_FAILURE;
-	}
-	strcpy(tmp, out_path);
-	strcat(tmp, ".XXXXXX");
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(out = fdopen(fd, "w"))) {
+	if ((fd = open_temp(out_path, tmp, sizeof(tmp), &code)) < 0)
+		return code;
+	if (!(out = fdopen(fd, "w"))) {
 		gs_error("cannot create %s: %s", out_path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
+		close(fd);
+		unlink(tmp);
 		return GS_EXIT_FAILURE;
 	}
 	if (export(path, opts, out, err, sizeof(err))) {
@@ -130,21 +143,8 @@ static int export_to_db(const char *path, const struct export_opts *opts, const 
 	char tmp[4096], err[256], why[128];
 	int fd, ret;
 
-	if (strlen(out_path) + sizeof(".XXXXXX") > sizeof(tmp)) {
-		gs_error("output path too long: %s", out_path);
-		return GS_EXIT_USAGE;
-	}
-	if (out_file_check(out_path, why, sizeof(why))) {
-		gs_error("cannot create %s: %s", out_path, why);
-		return GS_EXIT_FAILURE;
-	}
-	strcpy(tmp, out_path);
-	strcat(tmp, ".XXXXXX");
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		gs_error("cannot create %s: %s", out_path, strerror(errno));
-		return GS_EXIT_FAILURE;
-	}
+	if ((fd = open_temp(out_path, tmp, sizeof(tmp), &ret)) < 0)
+		return ret;
 	close(fd); /* SQLite opens it by name; an empty file is an empty database */
 	ret = export_sqlite(path, opts, tmp, err, sizeof(err));
 	if (ret == -1) {

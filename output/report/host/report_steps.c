@@ -3,6 +3,7 @@
  * (output/analysis/steps.h), and where each one's time went (output/analysis/step_time.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include "lib/exact_stats.h"
 #include "lib/messages.h"
 #include "output/analysis/step_time.h"
 #include "output/report/base/report.h"
@@ -45,22 +46,6 @@ static const struct table_col cols[] = {
     [C_NOTE] = {"Note", "note", COL_STR},    /* median, p90, outlier */
     [C_FOUND_BY] = {"Found by", "found_by", COL_STR},
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The nearest-rank percentile p of v[0..n) (sorted in place). */
-static uint64_t percentile(uint64_t *v, size_t n, unsigned p)
-{
-	size_t rank = (n * p + 99) / 100;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return n ? v[rank ? rank - 1 : 0] : 0;
-}
 
 static enum stall_kind largest_kind(const struct step_time *t)
 {
@@ -110,7 +95,8 @@ static int add_spread(struct table *t, size_t first, size_t last, unsigned p, co
 	for (int c = C_DURATION; c <= C_GPU_IDLE; c++) {
 		for (size_t i = 0; i < n; i++)
 			v[i] = t->cells[(first + i) * t->ncols + c].u;
-		row[c].u = percentile(v, n, p);
+		sort_u64(v, n);
+		row[c].u = sorted_percentile(v, n, p);
 	}
 	free(v);
 	row[C_PID].u = t->cells[first * t->ncols + C_PID].u;

@@ -3,6 +3,7 @@
  * GPU's busy share and the top stalls with their evidence and advice (output/analysis/stalls.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include "lib/exact_stats.h"
 #include "lib/messages.h"
 #include "output/analysis/stalls.h"
 #include "output/report/base/report.h"
@@ -32,26 +33,17 @@ static int add_row(struct table *t, const char *topic, const char *answer, const
 	       table_set_str(&row[C_ADVICE], advice);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Nearest-rank percentile p of a process's step durations, in ms. */
 static double step_ms(const struct step_times *st, const struct step_origin *o, unsigned p)
 {
-	uint64_t *d = malloc((o->n + 1) * sizeof(*d)), v = 0;
-	size_t rank = (o->n * p + 99) / 100;
+	uint64_t *d = malloc((o->n + 1) * sizeof(*d)), v;
 
 	if (!d)
 		return 0;
 	for (size_t i = 0; i < o->n; i++)
 		d[i] = st->t[o->first + i].wall_ns;
-	qsort(d, o->n, sizeof(*d), cmp_u64);
-	if (o->n)
-		v = d[rank ? rank - 1 : 0];
+	sort_u64(d, o->n);
+	v = sorted_percentile(d, o->n, p);
 	free(d);
 	return (double)v / 1e6;
 }
