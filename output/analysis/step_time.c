@@ -266,6 +266,41 @@ static int host_by_samples(struct measuring *ms, const struct step *s, uint64_t 
 	return 0;
 }
 
+/* The thread's first stack at or after x inside the step, if it is a CPU sample: a thread that
+ * ran no call since x (preempted, or in pure Python) is still in the code that sample shows. */
+static const struct py_stack *sample_after(const struct measuring *ms, const struct step *s,
+					   uint64_t x)
+{
+	const struct py_model *pm = &ms->m->py;
+	size_t i = first_stack_from(pm, s->pid, s->tid, x);
+	const struct py_stack *st = i < pm->nstacks ? &pm->stacks[pm->by_thread[i]] : NULL;
+
+	if (!st || st->pid != s->pid || st->tid != s->tid || st->ts >= s->end)
+		return NULL;
+	return st->kind == GS_PY_SAMPLE ? st : NULL;
+}
+
+/* An interval no stack covers. Its place is the next CPU sample when the thread makes no call
+ * before it: the last call's place would take the time of the pure Python that ran after it
+ * (a loop preempted before its step's first sample was charged to the step's opening call).
+ * Without such a sample, the thread is still where it last ran. */
+static int add_stackless(struct measuring *ms, const struct step *s, uint32_t kind,
+			 uint32_t what_id, uint64_t x, uint64_t y)
+{
+	const struct py_stack *next = sample_after(ms, s, x);
+	uint32_t where_id = ms->last_where;
+	char where[TEXT_LEN];
+
+	if (next || !where_id) {
+		py_where_label(&ms->m->py, next, where, sizeof(where));
+		if (intern(ms, where, &where_id))
+			return -1;
+	}
+	if (add_local(ms, kind, where_id, what_id, y - x))
+		return -1;
+	return add_wait(ms->st, s->pid, s->tid, kind, x, y);
+}
+
 /* One elementary interval [x, y) of a step: nothing starts or ends inside it. */
 static int classify(struct measuring *ms, const struct step *s, size_t p[TSPAN_NTYPES], uint64_t x,
 		    uint64_t y)
@@ -300,14 +335,12 @@ static int classify(struct measuring *ms, const struct step *s, size_t p[TSPAN_N
 		if (used)
 			return 0;
 	}
+	if (!stack)
+		return add_stackless(ms, s, kind, what_id, x, y);
 	py_where_label(pm, stack, where, sizeof(where));
 	if (intern(ms, where, &where_id))
 		return -1;
-	/* off CPU without a stack of its own: it stopped where it last ran */
-	if (!stack && ms->last_where)
-		where_id = ms->last_where;
-	else if (stack)
-		ms->last_where = where_id;
+	ms->last_where = where_id;
 	if (add_local(ms, kind, where_id, what_id, y - x))
 		return -1;
 	return add_wait(ms->st, s->pid, s->tid, kind, x, y);

@@ -8,7 +8,9 @@ keeps it for 80 ms while it "writes a snapshot" (it sleeps: a slow write, with t
 released); it lets go only until the training loop has published one step's result. Each
 training step computes for about 10 ms and then needs the lock to publish its result: by then
 the checkpointer holds it again, so the step blocks in the lock's acquire (a futex wait, GIL
-released) for the rest of the 80 ms. A step lasts one checkpointer period plus the handover,
+released) for the rest of the 80 ms. The checkpointer says when it holds the lock (`holding`),
+and the loop waits for that before its acquire: on a loaded machine the checkpointer may not
+have run within those 10 ms, and a step that found the lock free would not block at all. A step lasts one checkpointer period plus the handover,
 about 87 ms, of which about 85% is spent waiting for the lock.
 
 Prints the STEP and TRUTH lines (truth.py): "where" is the main thread's acquire, "cause" the
@@ -28,20 +30,23 @@ COMPUTE_ITERATIONS = 150_000  # about 10 ms of CPython here
 state_lock = threading.Lock()
 
 
-def save_snapshot(stop, published, holder):
+def save_snapshot(stop, published, holding, holder):
     """The checkpointer: holds state_lock for HOLD_S, lets the loop publish one step, again.
 
     Waiting for the step to be published makes the handover deterministic: without it, which
     thread gets the lock next would depend on when the GIL changes hands."""
     holder["tid"] = threading.get_native_id()
     with state_lock:
-        holder["ready"].set()
+        holding.set()
         time.sleep(HOLD_S)
+        holding.clear()
     while not stop.is_set():
         published.wait()
         published.clear()
         with state_lock:
+            holding.set()
             time.sleep(HOLD_S)  # cause: the slow write, done with state_lock held
+            holding.clear()
 
 
 def compute(step):
@@ -52,12 +57,13 @@ def compute(step):
     return acc
 
 
-def train(state, published, steps, timer):
+def train(state, published, holding, steps, timer):
     """Each step: compute, then publish the result under state_lock."""
     for step in range(steps):
         timer.begin()
         result = compute(step)
         t0 = time.monotonic_ns()
+        holding.wait()  # the checkpointer has the lock (it may not have run yet when loaded)
         with state_lock:  # stall: blocks while the checkpointer holds the lock
             timer.add_cause(time.monotonic_ns() - t0)
             state["step"] = step
@@ -72,14 +78,15 @@ def main():
     args = parser.parse_args()
     stop = threading.Event()
     published = threading.Event()
-    holder = {"ready": threading.Event()}
-    checkpointer = threading.Thread(target=save_snapshot, args=(stop, published, holder),
-                                    name="checkpointer")
+    holding = threading.Event()
+    holder = {}
+    checkpointer = threading.Thread(target=save_snapshot,
+                                    args=(stop, published, holding, holder), name="checkpointer")
     checkpointer.start()
-    holder["ready"].wait()  # the first step finds the lock taken, like every other
+    holding.wait()  # the first step finds the lock taken, like every other
     timer = truth.StepTimer()
     try:
-        train({}, published, args.steps, timer)
+        train({}, published, holding, args.steps, timer)
     finally:
         stop.set()
         published.set()
