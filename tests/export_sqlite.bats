@@ -83,6 +83,55 @@ record_and_export() { # COMMAND...
 	diff "$WORK/report" "$WORK/sql"
 }
 
+# nsys numbers ENUM_CUDA_MEM_KIND from PAGEABLE (0), CUPTI from UNKNOWN: recipes that test
+# srcKind = 1 for pinned memory, or look the ids up by nsys's names, must find the same rows.
+@test "export sqlite: enum ids and names as nsys's; each copy's kinds as the Kineto export names them" {
+	require_fakecuda
+	record_and_export env LD_LIBRARY_PATH="$FC" "$TGT/memory_errors"
+	run sqlite3 "$WORK/t.sqlite" "SELECT id || ' ' || name || ' ' || label FROM ENUM_CUDA_MEM_KIND
+		WHERE id IN (0, 1, 2, 7) ORDER BY id"
+	[ "$output" = "0 CUDA_MEMOPR_MEMORY_KIND_PAGEABLE Pageable
+1 CUDA_MEMOPR_MEMORY_KIND_PINNED Pinned
+2 CUDA_MEMOPR_MEMORY_KIND_DEVICE Device
+7 CUDA_MEMOPR_MEMORY_KIND_UNKNOWN Unknown" ]
+	run sqlite3 "$WORK/t.sqlite" "SELECT id || ' ' || name || ' ' || label FROM ENUM_CUDA_MEMCPY_OPER
+		WHERE id IN (1, 2, 8) ORDER BY id"
+	[ "$output" = "1 CUDA_MEMCPY_KIND_HTOD Host-to-Device
+2 CUDA_MEMCPY_KIND_DTOH Device-to-Host
+8 CUDA_MEMCPY_KIND_DTOD Device-to-Device" ]
+	# the program copies from pageable and from pinned memory: both kinds are there
+	run sqlite3 "$WORK/t.sqlite" "SELECT DISTINCT srcKind FROM CUPTI_ACTIVITY_KIND_MEMCPY
+		WHERE copyKind = 1 ORDER BY 1"
+	[ "$output" = "0
+1" ]
+	# every copy, named from the enums as the Kineto export names it from the records
+	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/t.json"
+	jq -r '.traceEvents[] | select(.cat == "gpu_memcpy") | .name | ascii_upcase' "$WORK/t.json" |
+		sort > "$WORK/kineto"
+	sqlite3 "$WORK/t.sqlite" "SELECT upper('Memcpy ' || substr(o.name, 18) || ' (' || s.label ||
+		' -> ' || d.label || ')') FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m
+		JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = m.copyKind
+		JOIN ENUM_CUDA_MEM_KIND AS s ON s.id = m.srcKind
+		JOIN ENUM_CUDA_MEM_KIND AS d ON d.id = m.dstKind" | sort > "$WORK/sql"
+	[ -s "$WORK/kineto" ]
+	diff "$WORK/kineto" "$WORK/sql"
+	# the event classes and NVTX types looked up by name, as recipes do
+	run sqlite3 "$WORK/t.sqlite" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
+		JOIN ENUM_NSYS_EVENT_CLASS AS c ON c.id = r.eventClass
+		WHERE c.name NOT IN ('TRACE_PROCESS_EVENT_CUDA_RUNTIME', 'TRACE_PROCESS_EVENT_CUDA_DRIVER')
+		UNION ALL SELECT count(*) FROM OSRT_API AS o JOIN ENUM_NSYS_EVENT_CLASS AS c
+		ON c.id = o.eventClass WHERE c.name != 'TRACE_PROCESS_EVENT_OS_RUNTIME'
+		UNION ALL SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) > 0"
+	[ "$output" = "0
+0
+1" ]
+	run sqlite3 "$WORK/t.sqlite" "SELECT id FROM ENUM_NSYS_EVENT_TYPE
+		WHERE name IN ('NvtxMark', 'NvtxPushPopRange', 'NvtxStartEndRange') ORDER BY id"
+	[ "$output" = "34
+59
+60" ]
+}
+
 @test "export sqlite: OSRT_API reproduces osrt_sum's calls, total, min and max exactly" {
 	require_fakecuda
 	record_and_export env LD_LIBRARY_PATH="$FC" "$TGT/nvtx_ranges"

@@ -28,6 +28,9 @@
 #define NSYS_NVTX_MARK		34
 #define NSYS_NVTX_PUSH_POP	59
 #define NSYS_NVTX_START_END	60
+/* nsys numbers memory kinds from PAGEABLE (0), CUPTI from UNKNOWN (0): UNKNOWN is nsys's 7 */
+#define NSYS_MEM_KIND_UNKNOWN 7
+#define CUPTI_MEM_KINDS	      8 /* CUpti_ActivityMemoryKind: UNKNOWN .. MANAGED_STATIC */
 
 /* Column lists as nsys writes them (nsys 2024.x); columns gpuspy has no data for are NULL. */
 static const char schema[] =
@@ -67,7 +70,19 @@ static const char schema[] =
     "CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
     "label TEXT NOT NULL);"
     "CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
-    "label TEXT NOT NULL);";
+    "label TEXT NOT NULL);"
+    "CREATE TABLE ENUM_NSYS_EVENT_CLASS (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
+    "label TEXT NOT NULL);"
+    "CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, "
+    "label TEXT NOT NULL);"
+    /* the rows of the event class and type enums that the tables here use, as nsys names them
+     * (recipes look the ids up by name) */
+    "INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES (0, 'TRACE_PROCESS_EVENT_CUDA_RUNTIME', "
+    "'CUDA runtime'), (1, 'TRACE_PROCESS_EVENT_CUDA_DRIVER', 'CUDA driver'), "
+    "(27, 'TRACE_PROCESS_EVENT_OS_RUNTIME', 'OS runtime');"
+    "INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (34, 'NvtxMark', 'NvtxMark'), "
+    "(59, 'NvtxPushPopRange', 'NvtxPushPopRange'), "
+    "(60, 'NvtxStartEndRange', 'NvtxStartEndRange');";
 
 /* After the rows: an index built once is faster than one kept up to date row by row. */
 static const char indexes[] =
@@ -92,8 +107,8 @@ struct sqlite_export {
 	bool bad_trace; /* the failure was the trace's, not the database's */
 };
 
-/* "Host-to-Device" -> "HOST_TO_DEVICE", "(unknown)" -> "UNKNOWN": nsys's enum names are its
- * labels in capitals. */
+/* PREFIX + the name in capitals, other characters as '_': "HtoD" -> "CUDA_MEMCPY_KIND_HTOD",
+ * "<unknown>" -> "..._UNKNOWN", "Device Static" -> "..._DEVICE_STATIC", as nsys names them. */
 static void enum_name(const char *prefix, const char *label, char *buf, size_t len)
 {
 	size_t start = (size_t)snprintf(buf, len, "%s", prefix), n = start;
@@ -109,6 +124,14 @@ static void enum_name(const char *prefix, const char *label, char *buf, size_t l
 	buf[n] = '\0';
 }
 
+/* A CUpti_ActivityMemoryKind as nsys's ENUM_CUDA_MEM_KIND id. */
+static int nsys_mem_kind(uint32_t cupti_kind)
+{
+	if (cupti_kind == 0 || cupti_kind >= CUPTI_MEM_KINDS)
+		return NSYS_MEM_KIND_UNKNOWN;
+	return (int)cupti_kind - 1;
+}
+
 static int enum_tables(struct sqlite_export *x)
 {
 	sqlite3_stmt *copy = NULL, *mem = NULL;
@@ -119,17 +142,16 @@ static int enum_tables(struct sqlite_export *x)
 	    sqlite_db_prepare(&x->d, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", &mem))
 		goto cleanup;
 	for (uint32_t k = GS_GPU_COPY_UNKNOWN; k <= GS_GPU_COPY_PTOP; k++) {
-		enum_name("CUDA_MEMCPY_OPER_", gpu_copy_kind_short(k), name, sizeof(name));
+		enum_name("CUDA_MEMCPY_KIND_", gpu_copy_kind_short(k), name, sizeof(name));
 		sqlite3_bind_int(copy, 1, (int)k);
 		sqlite3_bind_text(copy, 2, name, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(copy, 3, gpu_copy_kind_name(k), -1, SQLITE_STATIC);
 		if (sqlite_db_insert(&x->d, copy))
 			goto cleanup;
 	}
-	/* CUpti_ActivityMemoryKind: UNKNOWN .. DEVICE_STATIC, MANAGED_STATIC (0 .. 7) */
-	for (uint32_t k = 0; k <= 7; k++) {
+	for (uint32_t k = 0; k < CUPTI_MEM_KINDS; k++) {
 		enum_name("CUDA_MEMOPR_MEMORY_KIND_", gpu_memory_kind_name(k), name, sizeof(name));
-		sqlite3_bind_int(mem, 1, (int)k);
+		sqlite3_bind_int(mem, 1, nsys_mem_kind(k));
 		sqlite3_bind_text(mem, 2, name, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(mem, 3, gpu_memory_kind_name(k), -1, SQLITE_STATIC);
 		if (sqlite_db_insert(&x->d, mem))
@@ -255,15 +277,15 @@ static int gpu_op_row(struct sqlite_export *x, const struct gpu_op *op)
 		bind_gpu_common(op, st);
 		sqlite3_bind_int64(st, 8, (int64_t)op->bytes);
 		sqlite3_bind_int64(st, 9, op->subkind);
-		sqlite3_bind_int64(st, 10, op->src_kind);
-		sqlite3_bind_int64(st, 11, op->dst_kind);
+		sqlite3_bind_int64(st, 10, nsys_mem_kind(op->src_kind));
+		sqlite3_bind_int64(st, 11, nsys_mem_kind(op->dst_kind));
 		graph_col = 12;
 		break;
 	case GPU_OP_MEMSET:
 		st = x->memset;
 		bind_gpu_common(op, st);
 		sqlite3_bind_int64(st, 8, (int64_t)op->bytes);
-		sqlite3_bind_int64(st, 9, op->dst_kind);
+		sqlite3_bind_int64(st, 9, nsys_mem_kind(op->dst_kind));
 		graph_col = 10;
 		break;
 	default: /* CUPTI's sync records: nsys keeps them in a table of its own, not written */
