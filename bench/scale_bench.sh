@@ -1,13 +1,15 @@
 #!/bin/sh
 # Reading a large trace: wall time, events/s and peak RSS of `gpuspy report` (the default
-# reports), `report --report osrt_thread` and `export` (Chrome JSON) on a recording of EVENTS
+# reports), `report --report osrt_thread` and `export` (Chrome JSON, Perfetto protobuf, SQLite;
+# each file's bytes per event) on a recording of EVENTS
 # events (default 20000000): every syscall of BUILD_DIR/bench/syscall_bench a span
 # (--osrt-threshold 0, 3 per iteration), so the trace holds about EVENTS span records. Also
 # prints the trace size and the recording's loss count (the figures stand for the events that
 # were kept; a loss is reported, not hidden). Results go to stdout as a README-ready table.
 # usage: bench/scale_bench.sh BUILD_DIR [EVENTS]      (as root; `make bench` builds what it needs)
 # Environment: SCALE_DIR: where the trace and the export go (default a temporary directory under
-# /var/tmp, removed at the end; about 110 bytes of trace and 220 of JSON per event);
+# /var/tmp, removed at the end; about 5 bytes of trace and 220 of JSON per event, one export
+# kept at a time);
 # SCALE_TRACE=FILE: measure an existing trace instead of recording one (kept).
 set -eu
 usage="usage: bench/scale_bench.sh BUILD_DIR [EVENTS]"
@@ -28,7 +30,7 @@ done
 if [ -n "${SCALE_DIR:-}" ]; then
 	work=$SCALE_DIR
 	mkdir -p "$work"
-	cleanup() { rm -f "$work/scale.gpuspy" "$work/x.json" "$work"/*.out "$work"/*.err "$work"/*.time; }
+	cleanup() { rm -f "$work/scale.gpuspy" "$work"/x.* "$work"/*.out "$work"/*.err "$work"/*.time; }
 else
 	work=$(mktemp -d /var/tmp/gpuspy-scale.XXXXXX)
 	cleanup() { rm -rf "$work"; }
@@ -83,5 +85,16 @@ echo "|---|---:|---:|---:|---:|"
 measure "report (default reports)" "$gpuspy" report "$trace"
 measure "report --report osrt_thread" "$gpuspy" report "$trace" --report osrt_thread
 measure "export -o x.json (chrome)" "$gpuspy" export "$trace" -o "$work/x.json"
+json=$(stat -c %s "$work/x.json")
+rm -f "$work/x.json"
+measure "export --format perfetto" "$gpuspy" export "$trace" --format perfetto -o "$work/x.pftrace"
+proto=$(stat -c %s "$work/x.pftrace")
+rm -f "$work/x.pftrace"
+measure "export --format sqlite" "$gpuspy" export "$trace" --format sqlite -o "$work/x.sqlite"
+db=$(stat -c %s "$work/x.sqlite")
+rm -f "$work/x.sqlite"
 echo
-echo "export: $(stat -c %s "$work/x.json") bytes of JSON"
+for f in "chrome JSON:$json" "perfetto protobuf:$proto" "sqlite:$db"; do
+	awk -v f="${f%%:*}" -v b="${f##*:}" -v n="$hdr" \
+		'BEGIN { printf "export %s: %d bytes, %.1f per event\n", f, b, n ? b / n : 0 }'
+done

@@ -95,6 +95,29 @@ check_answer() { # KIND
 	check_answer cpu_contention
 }
 
+# A large trace is measured a slice of time at a time (2 Mi spans held at most); the answer must
+# not depend on where the slices fall. GPUSPY_SPAN_BUDGET=1 cuts at nearly every span.
+@test "stalls, steps, summary: the same answer measured in one slice or in many" {
+	require_steps_lib
+	record_workload sync_wait
+	record_workload lock_wait
+	for kind in sync_wait lock_wait; do
+		for r in stalls steps summary; do
+			"$GPUSPY" report "$WORK/$kind.gpuspy" --report $r --format json > "$WORK/one.json"
+			GPUSPY_SPAN_BUDGET=1 "$GPUSPY" report "$WORK/$kind.gpuspy" --report $r \
+				--format json > "$WORK/many.json"
+			jq -e 'length > 0' "$WORK/one.json"
+			diff "$WORK/one.json" "$WORK/many.json"
+		done
+	done
+	# and it was cut: the trace is read once a slice (strace counts the opens)
+	require_cmd strace
+	opens=$(GPUSPY_SPAN_BUDGET=1 strace -f -e trace=openat "$GPUSPY" report \
+		"$WORK/lock_wait.gpuspy" --report steps --format json 2>&1 > /dev/null |
+		grep -c 'lock_wait.gpuspy"')
+	[ "$opens" -gt 10 ]
+}
+
 @test "summary: opens the default report, in text, CSV and JSON" {
 	record_workload lock_wait
 	run "$GPUSPY" report "$WORK/lock_wait.gpuspy"

@@ -176,6 +176,48 @@ int stalls_find(const struct trace_model *m, const char *by, struct stalls *out,
 	return 0;
 }
 
+/* The last result of stalls_shared(), and what it was asked. */
+static struct {
+	const struct trace_model *m;
+	char *by;
+	struct stalls s;
+} shared;
+
+static bool same_by(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+const struct stalls *stalls_shared(const struct trace_model *m, const char *by, char *err,
+				   size_t errlen)
+{
+	char *copy = NULL;
+
+	if (shared.m == m && same_by(shared.by, by))
+		return &shared.s;
+	stalls_shared_release();
+	if (by && !(copy = strdup(by))) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (stalls_find(m, by, &shared.s, err, errlen)) {
+		free(copy);
+		return NULL;
+	}
+	shared.m = m;
+	shared.by = copy;
+	return &shared.s;
+}
+
+void stalls_shared_release(void)
+{
+	if (shared.m)
+		stalls_free(&shared.s);
+	free(shared.by);
+	shared.m = NULL;
+	shared.by = NULL;
+}
+
 void stalls_free(struct stalls *s)
 {
 	for (size_t i = 0; s->v && i < s->n; i++) {

@@ -36,4 +36,12 @@ int stalls_find(const struct trace_model *m, const char *by, struct stalls *out,
 		size_t errlen);
 void stalls_free(struct stalls *s);
 
+/* The stalls of `m` found `by`, kept for the next caller that asks the same of the same model:
+ * the summary, stalls and steps reports of one run measure the steps once (a pass over the
+ * trace, more than one on a large trace). NULL with a message in err. The result is the
+ * cache's: stalls_shared_release() frees it, and must be called before `m` is freed. */
+const struct stalls *stalls_shared(const struct trace_model *m, const char *by, char *err,
+				   size_t errlen);
+void stalls_shared_release(void);
+
 #endif /* GPUSPY_STALLS_H */

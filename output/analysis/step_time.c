@@ -31,19 +31,28 @@ struct site_count {
 	uint32_t where, launches;
 };
 
+/* A step being measured: what its parts so far found. A thread's step may go on into the next
+ * slice of time, so each loop thread keeps its own. */
+struct step_state {
+	struct local_piece *local;
+	size_t nlocal, local_cap;
+	struct site_count *sites;
+	size_t nsites, sites_cap;
+	uint32_t last_where; /* "" at the step's start */
+	uint64_t resume;     /* where its next part begins */
+};
+
 struct measuring {
 	const struct trace_model *m;
 	struct step_times *st;
 	struct window *windows; /* by (pid, tid, start) */
 	size_t nwindows;
+	struct tspan_slice slice; /* the part of time whose spans are read */
 	struct tspan_set spans;
 	struct step_gpu gpu;
-	struct local_piece *local;
-	size_t nlocal, local_cap;
-	struct site_count *sites;
-	size_t nsites, sites_cap;
+	struct step_state cur;				      /* the loop thread's being measured */
+	struct step_state *saved;			      /* each origin's, between slices */
 	size_t cursor[TSPAN_NTYPES], range_end[TSPAN_NTYPES]; /* the thread's spans of each type */
-	uint32_t last_where;				      /* of the step: "" at its start */
 };
 
 static int cmp_window(const void *a, const void *b)
@@ -57,12 +66,16 @@ static int cmp_window(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* thread_spans_read(): a span of a loop thread that overlaps one of its steps */
+/* thread_spans_read(): a span of a loop thread that overlaps one of its steps and the slice */
 static bool in_a_step(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end)
 {
 	const struct measuring *ms = ctx;
 	size_t lo = 0, hi = ms->nwindows;
 
+	if (end <= start)
+		end = start + 1;
+	if (end <= ms->slice.from || start >= ms->slice.to)
+		return false;
 	while (lo < hi) { /* the first window of the thread that ends after the span starts */
 		size_t mid = lo + (hi - lo) / 2;
 		const struct window *w = &ms->windows[mid];
@@ -74,7 +87,7 @@ static bool in_a_step(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uin
 			hi = mid;
 	}
 	return lo < ms->nwindows && ms->windows[lo].pid == pid && ms->windows[lo].tid == tid &&
-	       ms->windows[lo].start < (end > start ? end : start + 1);
+	       ms->windows[lo].start < end;
 }
 
 static int make_windows(struct measuring *ms)
@@ -102,19 +115,24 @@ static int add_local(struct measuring *ms, uint32_t kind, uint32_t where, uint32
 {
 	struct local_piece *p;
 
-	for (size_t i = ms->nlocal; i-- > 0;) {
-		p = &ms->local[i];
+	for (size_t i = ms->cur.nlocal; i-- > 0;) {
+		p = &ms->cur.local[i];
 		if (p->kind == kind && p->where == where && p->what == what) {
 			p->ns += ns;
 			return 0;
 		}
 	}
-	p = array_grow((void **)&ms->local, &ms->nlocal, &ms->local_cap, sizeof(*p));
+	p = array_grow((void **)&ms->cur.local, &ms->cur.nlocal, &ms->cur.local_cap, sizeof(*p));
 	if (!p)
 		return -1;
 	*p = (struct local_piece){kind, where, what, ns};
 	return 0;
 }
+
+/* Waits of one kind this close are kept as one: a thread reading a pipe or a device in small
+ * pieces waits millions of times, and the causes only ask what other threads did meanwhile
+ * (so the list stays within one entry per this much of each loop thread's time). */
+#define WAIT_JOIN_GAP_NS 100000ull
 
 static int add_wait(struct step_times *st, uint32_t pid, uint32_t tid, uint32_t kind,
 		    uint64_t start, uint64_t end)
@@ -123,7 +141,8 @@ static int add_wait(struct step_times *st, uint32_t pid, uint32_t tid, uint32_t 
 
 	if (kind != STALL_INPUT_WAIT && kind != STALL_LOCK_WAIT && kind != STALL_CPU_CONTENTION)
 		return 0; /* the kinds whose cause runs elsewhere */
-	if (w && w->pid == pid && w->tid == tid && w->kind == kind && w->end == start) {
+	if (w && w->pid == pid && w->tid == tid && w->kind == kind && w->end <= start &&
+	    start - w->end <= WAIT_JOIN_GAP_NS) {
 		w->end = end;
 		return 0;
 	}
@@ -197,12 +216,12 @@ static int count_launch(struct measuring *ms, uint32_t where)
 {
 	struct site_count *s;
 
-	for (size_t i = 0; i < ms->nsites; i++)
-		if (ms->sites[i].where == where) {
-			ms->sites[i].launches++;
+	for (size_t i = 0; i < ms->cur.nsites; i++)
+		if (ms->cur.sites[i].where == where) {
+			ms->cur.sites[i].launches++;
 			return 0;
 		}
-	s = array_grow((void **)&ms->sites, &ms->nsites, &ms->sites_cap, sizeof(*s));
+	s = array_grow((void **)&ms->cur.sites, &ms->cur.nsites, &ms->cur.sites_cap, sizeof(*s));
 	if (!s)
 		return -1;
 	*s = (struct site_count){where, 1};
@@ -259,7 +278,7 @@ static int host_by_samples(struct measuring *ms, const struct step *s, uint64_t 
 		if (intern(ms, where, &where_id) ||
 		    add_local(ms, STALL_HOST_COMPUTE, where_id, what_id, ns))
 			return -1;
-		ms->last_where = where_id;
+		ms->cur.last_where = where_id;
 		given += ns;
 	}
 	*used = k;
@@ -288,7 +307,7 @@ static int add_stackless(struct measuring *ms, const struct step *s, uint32_t ki
 			 uint32_t what_id, uint64_t x, uint64_t y)
 {
 	const struct py_stack *next = sample_after(ms, s, x);
-	uint32_t where_id = ms->last_where;
+	uint32_t where_id = ms->cur.last_where;
 	char where[TEXT_LEN];
 
 	if (next || !where_id) {
@@ -340,7 +359,7 @@ static int classify(struct measuring *ms, const struct step *s, size_t p[TSPAN_N
 	py_where_label(pm, stack, where, sizeof(where));
 	if (intern(ms, where, &where_id))
 		return -1;
-	ms->last_where = where_id;
+	ms->cur.last_where = where_id;
 	if (add_local(ms, kind, where_id, what_id, y - x))
 		return -1;
 	return add_wait(ms->st, s->pid, s->tid, kind, x, y);
@@ -353,28 +372,29 @@ static int cmp_wait(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-/* The step's boundaries: its ends and every span end inside it, sorted, each once. */
-static uint64_t *boundaries(struct measuring *ms, const struct step *s, size_t *n)
+/* The boundaries of a step's part [from, to): its ends and every span end inside it, sorted,
+ * each once. */
+static uint64_t *boundaries(struct measuring *ms, uint64_t from, uint64_t to, size_t *n)
 {
 	size_t cap = 2, k = 0;
 	uint64_t *b;
 
 	for (int t = 0; t < TSPAN_NTYPES; t++)
-		for (size_t i = ms->cursor[t];
-		     i < ms->range_end[t] && ms->spans.v[i].start < s->end; i++)
+		for (size_t i = ms->cursor[t]; i < ms->range_end[t] && ms->spans.v[i].start < to;
+		     i++)
 			cap += 2;
 	if (!(b = malloc(cap * sizeof(*b))))
 		return NULL;
-	b[k++] = s->start;
-	b[k++] = s->end;
+	b[k++] = from;
+	b[k++] = to;
 	for (int t = 0; t < TSPAN_NTYPES; t++)
-		for (size_t i = ms->cursor[t];
-		     i < ms->range_end[t] && ms->spans.v[i].start < s->end; i++) {
+		for (size_t i = ms->cursor[t]; i < ms->range_end[t] && ms->spans.v[i].start < to;
+		     i++) {
 			const struct tspan *sp = &ms->spans.v[i];
 
-			if (sp->start > s->start)
+			if (sp->start > from)
 				b[k++] = sp->start;
-			if (sp->end > s->start && sp->end < s->end)
+			if (sp->end > from && sp->end < to)
 				b[k++] = sp->end;
 		}
 	sort_u64(b, k);
@@ -385,17 +405,18 @@ static uint64_t *boundaries(struct measuring *ms, const struct step *s, size_t *
 	return b;
 }
 
-static int count_launches(struct measuring *ms, const struct step *s, struct step_time *t)
+/* The launches that start in [from, to), a part of step s. */
+static int count_launches(struct measuring *ms, const struct step *s, uint64_t from, uint64_t to,
+			  struct step_time *t)
 {
 	char where[TEXT_LEN];
 	uint32_t id;
 
-	ms->nsites = 0;
 	for (size_t i = ms->cursor[TSPAN_CUDA];
-	     i < ms->range_end[TSPAN_CUDA] && ms->spans.v[i].start < s->end; i++) {
+	     i < ms->range_end[TSPAN_CUDA] && ms->spans.v[i].start < to; i++) {
 		const struct tspan *c = &ms->spans.v[i];
 
-		if (!c->launch || c->start < s->start)
+		if (!c->launch || c->start < from)
 			continue;
 		t->launches++;
 		py_where_label(&ms->m->py, py_model_stack_at(&ms->m->py, s->pid, s->tid, c->start),
@@ -411,23 +432,23 @@ static uint32_t launch_site(const struct measuring *ms)
 {
 	size_t best = 0;
 
-	for (size_t i = 1; i < ms->nsites; i++)
-		if (ms->sites[i].launches > ms->sites[best].launches)
+	for (size_t i = 1; i < ms->cur.nsites; i++)
+		if (ms->cur.sites[i].launches > ms->cur.sites[best].launches)
 			best = i;
-	return ms->nsites ? ms->sites[best].where : 0;
+	return ms->cur.nsites ? ms->cur.sites[best].where : 0;
 }
 
 /* A read that both slept in D state and ran is one disk read: its CPU part (the kernel issuing
  * it) is I/O too, not a wait for input. */
 static void reads_to_io(struct measuring *ms, struct step_time *t)
 {
-	for (size_t i = 0; i < ms->nlocal; i++) {
-		struct local_piece *in = &ms->local[i];
+	for (size_t i = 0; i < ms->cur.nlocal; i++) {
+		struct local_piece *in = &ms->cur.local[i];
 
 		if (in->kind != STALL_INPUT_WAIT)
 			continue;
-		for (size_t j = 0; j < ms->nlocal; j++) {
-			struct local_piece *io = &ms->local[j];
+		for (size_t j = 0; j < ms->cur.nlocal; j++) {
+			struct local_piece *io = &ms->cur.local[j];
 
 			if (io->kind != STALL_IO_WAIT || io->what != in->what ||
 			    io->where != in->where)
@@ -469,11 +490,12 @@ static int judge_step(struct measuring *ms, const struct step *s, struct step_ti
 	}
 	if (intern(ms, what, &what_id))
 		return -1;
-	for (size_t i = 0; i < ms->nlocal; i++)
-		if (ms->local[i].kind == from) {
-			ms->local[i].kind = to;
-			ms->local[i].what = what_id;
-			ms->local[i].where = launch_site(ms) ? launch_site(ms) : ms->local[i].where;
+	for (size_t i = 0; i < ms->cur.nlocal; i++)
+		if (ms->cur.local[i].kind == from) {
+			ms->cur.local[i].kind = to;
+			ms->cur.local[i].what = what_id;
+			ms->cur.local[i].where =
+			    launch_site(ms) ? launch_site(ms) : ms->cur.local[i].where;
 		}
 	t->ns[to] += t->ns[from];
 	t->ns[from] = 0;
@@ -483,8 +505,8 @@ static int judge_step(struct measuring *ms, const struct step *s, struct step_ti
 /* Keeps the step's largest pieces in its row. */
 static void keep_top(const struct measuring *ms, struct step_time *t)
 {
-	for (size_t i = 0; i < ms->nlocal; i++) {
-		const struct local_piece *lp = &ms->local[i];
+	for (size_t i = 0; i < ms->cur.nlocal; i++) {
+		const struct local_piece *lp = &ms->cur.local[i];
 		struct step_piece p = {lp->kind, lp->where, lp->what, lp->ns};
 
 		for (int k = 0; k < STEP_TOP_PIECES; k++)
@@ -502,8 +524,8 @@ static int keep_pieces(struct measuring *ms, uint32_t pid)
 {
 	struct step_times *st = ms->st;
 
-	for (size_t i = 0; i < ms->nlocal; i++) {
-		const struct local_piece *lp = &ms->local[i];
+	for (size_t i = 0; i < ms->cur.nlocal; i++) {
+		const struct local_piece *lp = &ms->cur.local[i];
 		uint64_t k1 = (uint64_t)pid << 32 | lp->kind,
 			 k2 = (uint64_t)lp->where << 32 | lp->what;
 		struct stall_piece *p;
@@ -524,8 +546,25 @@ static int keep_pieces(struct measuring *ms, uint32_t pid)
 	return 0;
 }
 
-static int measure_step(struct measuring *ms, const struct step *s)
+/* The step's figures that need no spans, and a fresh state, as its first part begins. */
+static void begin_step(struct measuring *ms, const struct step *s, struct step_time *t)
 {
+	t->wall_ns = s->end > s->start ? s->end - s->start : 0;
+	t->has_gpu = step_gpu_has(&ms->gpu, s->pid);
+	t->gpu_busy_ns = step_gpu_busy(&ms->gpu, s->pid, s->start, s->end);
+	t->gpu_idle_ns = t->has_gpu ? t->wall_ns - t->gpu_busy_ns : 0;
+	ms->cur.nlocal = 0;
+	ms->cur.nsites = 0;
+	ms->cur.last_where = 0;
+	ms->cur.resume = s->start;
+}
+
+/* The part [resume, to) of a step, whose spans are those read. A part that ends at the slice's
+ * end, not the step's, leaves its last interval to the next: that end is no boundary of the
+ * thread's, and an interval cut there would share its time among other CPU samples. */
+static int measure_part(struct measuring *ms, const struct step *s, uint64_t to, bool last)
+{
+	uint64_t from = ms->cur.resume;
 	struct step_time *t = &ms->st->t[s - ms->st->steps.v];
 	size_t p[TSPAN_NTYPES], nb;
 	uint64_t *b;
@@ -533,33 +572,38 @@ static int measure_step(struct measuring *ms, const struct step *s)
 
 	for (int ty = 0; ty < TSPAN_NTYPES; ty++) {
 		while (ms->cursor[ty] < ms->range_end[ty] &&
-		       ms->spans.v[ms->cursor[ty]].end <= s->start)
+		       ms->spans.v[ms->cursor[ty]].end <= from)
 			ms->cursor[ty]++;
 		p[ty] = ms->cursor[ty];
 	}
-	t->wall_ns = s->end > s->start ? s->end - s->start : 0;
-	t->has_gpu = step_gpu_has(&ms->gpu, s->pid);
-	t->gpu_busy_ns = step_gpu_busy(&ms->gpu, s->pid, s->start, s->end);
-	t->gpu_idle_ns = t->has_gpu ? t->wall_ns - t->gpu_busy_ns : 0;
-	ms->nlocal = 0;
-	ms->last_where = 0;
-	if (!(b = boundaries(ms, s, &nb)))
+	if (!(b = boundaries(ms, from, to, &nb)))
 		return -1;
+	if (!last && nb > 1)
+		ms->cur.resume = b[--nb - 1];
 	for (size_t i = 0; !ret && i + 1 < nb; i++)
 		ret = classify(ms, s, p, b[i], b[i + 1]);
 	free(b);
-	if (!ret)
-		ret = count_launches(ms, s, t);
-	if (!ret) {
-		reads_to_io(ms, t);
-		ret = judge_step(ms, s, t);
-		keep_top(ms, t);
-	}
-	return ret ? ret : keep_pieces(ms, s->pid);
+	return ret ? ret : count_launches(ms, s, from, last ? to : ms->cur.resume, t);
 }
 
+/* The step's verdicts, once its last part is measured. */
+static int finish_step(struct measuring *ms, const struct step *s)
+{
+	struct step_time *t = &ms->st->t[s - ms->st->steps.v];
+
+	reads_to_io(ms, t);
+	if (judge_step(ms, s, t))
+		return -1;
+	keep_top(ms, t);
+	return keep_pieces(ms, s->pid);
+}
+
+/* The parts of an origin's steps in the slice: a step begins in the slice that holds its
+ * start and is finished in the one that holds its end. */
 static int measure_process(struct measuring *ms, const struct step_origin *o)
 {
+	const struct tspan_slice *sl = &ms->slice;
+
 	for (int ty = 0; ty < TSPAN_NTYPES; ty++) {
 		size_t i = thread_spans_first(&ms->spans, o->pid, o->tid, (uint8_t)ty);
 
@@ -569,9 +613,20 @@ static int measure_process(struct measuring *ms, const struct step_origin *o)
 			i++;
 		ms->range_end[ty] = i;
 	}
-	for (size_t i = o->first; i < o->first + o->n; i++)
-		if (measure_step(ms, &ms->st->steps.v[i]))
+	for (size_t i = o->first; i < o->first + o->n; i++) {
+		const struct step *s = &ms->st->steps.v[i];
+		uint64_t end = s->end > s->start ? s->end : s->start + 1;
+
+		if (end <= sl->from)
+			continue;
+		if (s->start >= sl->to)
+			break;
+		if (s->start >= sl->from)
+			begin_step(ms, s, &ms->st->t[i]);
+		if (measure_part(ms, s, end <= sl->to ? s->end : sl->to, end <= sl->to) ||
+		    (end <= sl->to && finish_step(ms, s)))
 			return -1;
+	}
 	return 0;
 }
 
@@ -609,26 +664,64 @@ static int whole_recording(const struct trace_model *m, struct step_list *l)
 	return 0;
 }
 
+/* Spans held at once: a slice of time at a time beyond this (2 Mi spans, 96 MiB).
+ * GPUSPY_SPAN_BUDGET lowers it, so that the tests measure small traces in many slices. */
+#define SPAN_BUDGET ((size_t)1 << 21)
+
+static size_t span_budget(void)
+{
+	const char *env = getenv("GPUSPY_SPAN_BUDGET");
+	long v = env ? strtol(env, NULL, 10) : 0;
+
+	return v > 0 && (size_t)v < SPAN_BUDGET ? (size_t)v : SPAN_BUDGET;
+}
+
+/* Each slice's spans read, then each origin's steps measured over it, its state kept between
+ * slices. 0; 1 when the file became unreadable; -1 out of memory. */
+static int measure_slices(struct measuring *ms, const struct tspan_slice *slices, size_t n)
+{
+	const struct step_list *l = &ms->st->steps;
+
+	for (size_t k = 0; k < n; k++) {
+		ms->slice = slices[k];
+		thread_spans_free(&ms->spans);
+		if (thread_spans_read(ms->m, in_a_step, ms, &ms->spans))
+			return 1;
+		for (size_t i = 0; i < l->norigins; i++) {
+			ms->cur = ms->saved[i];
+			if (measure_process(ms, &l->origins[i])) {
+				ms->saved[i] = ms->cur;
+				return -1;
+			}
+			ms->saved[i] = ms->cur;
+		}
+	}
+	return 0;
+}
+
 int step_times_measure_list(const struct trace_model *m, struct step_list *list,
 			    struct step_times *out, char *err, size_t errlen)
 {
-	struct measuring ms = {.m = m, .st = out};
-	int ret = -1;
+	struct measuring ms = {.m = m, .st = out, .slice = {0, UINT64_MAX}};
+	struct tspan_slice *slices = NULL;
+	size_t nslices = 0;
+	int ret = -1, read = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->steps = *list;
 	memset(list, 0, sizeof(*list));
 	out->t = calloc(out->steps.n + 1, sizeof(*out->t));
-	if (!out->t || make_windows(&ms) || step_gpu_init(&ms.gpu, m) ||
+	ms.saved = calloc(out->steps.norigins + 1, sizeof(*ms.saved));
+	if (!out->t || !ms.saved || make_windows(&ms) || step_gpu_init(&ms.gpu, m) ||
 	    intern(&ms, "", &(uint32_t){0}))
 		goto oom;
-	if (thread_spans_read(m, in_a_step, &ms, &ms.spans)) {
+	if (thread_spans_slices(m, in_a_step, &ms, span_budget(), &slices, &nslices) ||
+	    (read = measure_slices(&ms, slices, nslices)) > 0) {
 		snprintf(err, errlen, "%s: became unreadable, or out of memory", m->path);
 		goto out;
 	}
-	for (size_t i = 0; i < out->steps.norigins; i++)
-		if (measure_process(&ms, &out->steps.origins[i]))
-			goto oom;
+	if (read < 0)
+		goto oom;
 	if (out->nwaits > 1) /* qsort(NULL, 0, ...) is undefined */
 		qsort(out->waits, out->nwaits, sizeof(*out->waits), cmp_wait);
 	ret = 0;
@@ -636,9 +729,13 @@ int step_times_measure_list(const struct trace_model *m, struct step_list *list,
 oom:
 	snprintf(err, errlen, "out of memory");
 out:
+	free(slices);
 	free(ms.windows);
-	free(ms.local);
-	free(ms.sites);
+	for (size_t i = 0; ms.saved && i < out->steps.norigins; i++) {
+		free(ms.saved[i].local);
+		free(ms.saved[i].sites);
+	}
+	free(ms.saved);
 	thread_spans_free(&ms.spans);
 	step_gpu_free(&ms.gpu);
 	if (ret)

@@ -111,6 +111,72 @@ int thread_spans_read(const struct trace_model *m, tspan_wanted wanted, void *ct
 	return 0;
 }
 
+#define SLICE_BUCKETS 4096
+
+/* The counting pass: how many wanted spans start in each bucket of the recording's time. */
+struct counting {
+	tspan_wanted wanted;
+	void *ctx;
+	uint64_t t0, width, *starts;
+};
+
+static bool count_start(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end)
+{
+	struct counting *c = ctx;
+	uint64_t b = start > c->t0 ? (start - c->t0) / c->width : 0;
+
+	if (c->wanted(c->ctx, pid, tid, start, end))
+		c->starts[b < SLICE_BUCKETS ? b : SLICE_BUCKETS - 1]++;
+	return false;
+}
+
+static int cut_slices(const struct counting *c, size_t budget, struct tspan_slice *v, size_t *n)
+{
+	uint64_t held = 0;
+
+	*n = 0;
+	v[0].from = 0;
+	for (size_t b = 0; b < SLICE_BUCKETS; b++) {
+		if (held && held + c->starts[b] > budget) {
+			v[*n].to = c->t0 + b * c->width;
+			v[++*n].from = c->t0 + b * c->width;
+			held = 0;
+		}
+		held += c->starts[b];
+	}
+	v[(*n)++].to = UINT64_MAX;
+	return 0;
+}
+
+int thread_spans_slices(const struct trace_model *m, tspan_wanted wanted, void *ctx, size_t budget,
+			struct tspan_slice **out, size_t *n)
+{
+	uint64_t all = m->spans + m->offcpu_spans + m->cuda.calls;
+	uint64_t length = m->end_ts > m->start_ts ? m->end_ts - m->start_ts : 1;
+	struct counting c = {wanted, ctx, m->start_ts, length / SLICE_BUCKETS + 1, NULL};
+	struct tspan_set none = {0};
+	int ret;
+
+	*out = malloc((SLICE_BUCKETS + 1) * sizeof(**out));
+	if (!*out)
+		return -1;
+	if (all <= budget) { /* nothing to count: it all fits */
+		**out = (struct tspan_slice){0, UINT64_MAX};
+		*n = 1;
+		return 0;
+	}
+	c.starts = calloc(SLICE_BUCKETS, sizeof(*c.starts));
+	ret = c.starts ? thread_spans_read(m, count_start, &c, &none) : -1;
+	if (!ret)
+		ret = cut_slices(&c, budget, *out, n);
+	free(c.starts);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
 size_t thread_spans_first(const struct tspan_set *s, uint32_t pid, uint32_t tid, uint8_t type)
 {
 	struct tspan key = {.pid = pid, .tid = tid, .type = type};

@@ -38,6 +38,19 @@ typedef bool (*tspan_wanted)(void *ctx, uint32_t pid, uint32_t tid, uint64_t sta
 int thread_spans_read(const struct trace_model *m, tspan_wanted wanted, void *ctx,
 		      struct tspan_set *out);
 
+/* A part of the recording's time, [from, to). */
+struct tspan_slice {
+	uint64_t from, to;
+};
+
+/* Cuts time into slices, in order and together covering all of it, each holding about `budget`
+ * of the spans `wanted` takes at most (a slice may hold more where that many start within
+ * 1/4096 of the recording), so that a caller reading them a slice at a time holds that many:
+ * one slice when the trace has no more spans than `budget` in all, else after a pass that
+ * counts them. *out is malloc'd. 0, or -1 (out of memory, or the file became unreadable). */
+int thread_spans_slices(const struct trace_model *m, tspan_wanted wanted, void *ctx, size_t budget,
+			struct tspan_slice **out, size_t *n);
+
 /* The first span of (pid, tid) of `type` (the set is sorted), or out->n when none. */
 size_t thread_spans_first(const struct tspan_set *s, uint32_t pid, uint32_t tid, uint8_t type);
 

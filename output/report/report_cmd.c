@@ -12,6 +12,7 @@
 #include "output/model/gpu/gpu_model.h"
 #include "output/report/base/report.h"
 #include "output/analysis/steps.h"
+#include "output/analysis/stalls.h"
 #include "output/report/base/report_groups.h"
 #include "output/report/cuda/cuda_reports.h"
 #include "output/report/gpu/gpu_reports.h"
@@ -508,6 +509,7 @@ static int load_for_reports(struct report_opts *o, struct trace_model *m)
 	if (defaults)
 		default_reports(m, o);
 	if (defaults && model_needs(o)) {
+		stalls_shared_release();
 		trace_model_free(m);
 		if (trace_model_load_only(o->path, m, model_needs(o), err, sizeof(err)))
 			goto fail;
@@ -644,6 +646,7 @@ static int print_groups(const struct trace_model *m, const struct report_opts *o
 		} else {
 			ret = add_group(&tables, &gm, groups[i].label, o);
 		}
+		stalls_shared_release(); /* the next group's model has the same address */
 		trace_model_free(&gm);
 	}
 	if (!ret && o->format != TABLE_TEXT)
@@ -683,6 +686,7 @@ int report_main(int argc, char **argv)
 	} else {
 		ret = o.group_by ? print_groups(&m, &o) : print_reports(&m, &o);
 	}
+	stalls_shared_release();
 	trace_model_free(&m);
 	return ret;
 }

@@ -51,17 +51,16 @@ static int add_finding(const struct stall_finding *f, size_t rank, struct table 
 
 static int build_params(const struct trace_model *m, const struct report_params *p, struct table *t)
 {
-	struct stalls s;
 	char err[256];
+	const struct stalls *s = stalls_shared(m, p->steps_by, err, sizeof(err));
 	int ret = 0;
 
-	if (stalls_find(m, p->steps_by, &s, err, sizeof(err))) {
+	if (!s) {
 		gs_error("stalls: %s", err);
 		return -1;
 	}
-	for (size_t i = 0; !ret && i < s.n; i++)
-		ret = add_finding(&s.v[i], i + 1, t);
-	stalls_free(&s);
+	for (size_t i = 0; !ret && i < s->n; i++)
+		ret = add_finding(&s->v[i], i + 1, t);
 	return ret;
 }
 

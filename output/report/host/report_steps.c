@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include "lib/exact_stats.h"
 #include "lib/messages.h"
-#include "output/analysis/step_time.h"
+#include "output/analysis/stalls.h"
 #include "output/report/base/report.h"
 #include "output/report/host/host_reports.h"
 
@@ -151,17 +151,16 @@ static int add_steps(const struct step_times *st, const struct step_origin *o, s
 
 static int build_params(const struct trace_model *m, const struct report_params *p, struct table *t)
 {
-	struct step_times st;
 	char err[256];
+	const struct stalls *s = stalls_shared(m, p->steps_by, err, sizeof(err));
 	int ret = 0;
 
-	if (step_times_measure(m, p->steps_by, &st, err, sizeof(err))) {
+	if (!s) {
 		gs_error("steps: %s", err);
 		return -1;
 	}
-	for (size_t i = 0; !ret && !st.whole_recording && i < st.steps.norigins; i++)
-		ret = add_steps(&st, &st.steps.origins[i], t);
-	step_times_free(&st);
+	for (size_t i = 0; !ret && !s->st.whole_recording && i < s->st.steps.norigins; i++)
+		ret = add_steps(&s->st, &s->st.steps.origins[i], t);
 	return ret;
 }
 

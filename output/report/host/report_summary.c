@@ -154,17 +154,14 @@ static int add_findings(const struct stalls *s, struct table *t)
 
 static int build_params(const struct trace_model *m, const struct report_params *p, struct table *t)
 {
-	struct stalls s;
 	char err[256];
-	int ret;
+	const struct stalls *s = stalls_shared(m, p->steps_by, err, sizeof(err));
 
-	if (stalls_find(m, p->steps_by, &s, err, sizeof(err))) {
+	if (!s) {
 		gs_error("summary: %s", err);
 		return -1;
 	}
-	ret = add_steps(&s, t) || add_time(&s, t) || add_gpu(&s, t) || add_findings(&s, t) ? -1 : 0;
-	stalls_free(&s);
-	return ret;
+	return add_steps(s, t) || add_time(s, t) || add_gpu(s, t) || add_findings(s, t) ? -1 : 0;
 }
 
 /* Text: one line a row, what and why under it, as a reader scans an answer. */
