@@ -59,7 +59,7 @@ endif
 
 # `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
 .PHONY: all deps demo test test-bats check-format check-layers format fuzz fuzz-http bench clean tracefs ui-npm
-all: $(BUILD)/gpuspy bridge
+all: $(BUILD)/gpuspy bridge torch-observer
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
