@@ -1,0 +1,247 @@
+#!/usr/bin/python3.11
+"""Drives gpuspy's in-process operator observer (build/libgpuspy_torch.so) in a real torch
+process, through ctypes, for tests/torch_observer.bats.
+
+    observer_loop.py --lib LIB counts --iters N      observer, then torch.profiler, on N
+                                                     iterations each of train_loop.py's loop
+    observer_loop.py --lib LIB both --iters N        both at once on the same N iterations
+    observer_loop.py --lib LIB toggle --cycles N     N enable/disable cycles while a second
+                                                     thread runs operators, then ops after
+    observer_loop.py --lib LIB refuse --syms WHAT    init with other addresses: prints why
+
+Prints one JSON object on stdout. Counts are per RecordFunction name: "starts" and "ends" of
+the observer's records, "torch" the profiler's events as recorded (before key_averages()
+merges some, see train_loop.py). The libtorch entry points are resolved here with dlsym on
+their mangled names, as gpuspy will resolve them from the library's symbols.
+"""
+import argparse
+import collections
+import ctypes
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import train_loop  # noqa: E402
+
+SYMS = (
+    "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE",
+    "_ZN2at14removeCallbackEm",
+    "_ZNK2at14RecordFunction4nameEv",
+    "_ZNK2at14RecordFunction7isAsyncEv",
+)
+
+
+EVALUATE = "autograd::engine::evaluate_function: "
+
+
+class Syms(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_void_p) for n in ("add", "remove", "name", "is_async")]
+
+
+class Op(ctypes.Structure):
+    _fields_ = [("ts", ctypes.c_uint64), ("seq_nr", ctypes.c_int64), ("tid", ctypes.c_uint32),
+                ("name_id", ctypes.c_uint32), ("fwd_tid", ctypes.c_uint32),
+                ("kind", ctypes.c_uint8), ("scope", ctypes.c_uint8), ("flags", ctypes.c_uint8),
+                ("pad", ctypes.c_uint8)]
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
+                ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
+                ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+def libtorch_path():
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "libtorch_cpu" in line:
+                return line.split()[-1]
+    raise SystemExit("libtorch_cpu is not mapped")
+
+
+def addresses(lib):
+    return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in SYMS]
+
+
+class Observer:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.gpuspy_torch_ops_init.argtypes = [ctypes.POINTER(Syms), ctypes.c_char_p,
+                                                   ctypes.c_size_t]
+        self.lib.gpuspy_torch_ops_read.argtypes = [ctypes.POINTER(Op), ctypes.c_size_t]
+        self.lib.gpuspy_torch_ops_read.restype = ctypes.c_size_t
+        self.lib.gpuspy_torch_ops_name.argtypes = [ctypes.c_uint32]
+        self.lib.gpuspy_torch_ops_name.restype = ctypes.c_char_p
+        self.buf = (Op * 4096)()
+        self.names = {}
+        self.starts = collections.Counter()
+        self.ends = collections.Counter()
+        self.unpaired = 0
+        self.stacks = collections.defaultdict(list)
+        self.seq = collections.Counter()  # operators with a sequence number
+        self.pending = {}  # tid -> an evaluate_function start waiting for its node's seq
+
+    def init(self, addrs):
+        why = ctypes.create_string_buffer(256)
+        rc = self.lib.gpuspy_torch_ops_init(ctypes.byref(Syms(*addrs)), why, len(why))
+        return rc, why.value.decode()
+
+    def name(self, i):
+        if i not in self.names:
+            n = self.lib.gpuspy_torch_ops_name(i)
+            self.names[i] = n.decode() if n else "?"
+        return self.names[i]
+
+    def drain(self):
+        """Reads every record out; starts and ends must nest per thread."""
+        total = 0
+        while True:
+            n = self.lib.gpuspy_torch_ops_read(self.buf, len(self.buf))
+            for r in self.buf[:n]:
+                name = self.name(r.name_id)
+                stack = self.stacks[r.tid]
+                if r.kind == 1:
+                    self.starts[name] += 1
+                    stack.append(name)
+                    # torch.profiler gives the autograd engine's evaluate_function range the
+                    # sequence number of the backward node recorded right after it
+                    # (collection.cpp, TorchOpStorage::materialize); so does this reader
+                    waiting = self.pending.pop(r.tid, None)
+                    if waiting and r.scope == 1 and r.seq_nr >= 0:
+                        self.seq[waiting] += 1
+                    if r.seq_nr >= 0:
+                        self.seq[name] += 1
+                    elif r.scope == 0 and name.startswith(EVALUATE):
+                        self.pending[r.tid] = name
+                elif stack and stack[-1] == name:
+                    stack.pop()
+                    self.ends[name] += 1
+                else:
+                    self.unpaired += 1
+            total += n
+            if n < len(self.buf):
+                return total
+
+    def stats(self):
+        s = Stats()
+        self.lib.gpuspy_torch_ops_stats(ctypes.byref(s))
+        return {f: getattr(s, f) for f, _ in Stats._fields_ if f != "pad"}
+
+
+def profiled(state, iters, obs=None):
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(iters):
+            train_loop.step(*state)
+            if obs:
+                obs.drain()
+    events = list(prof.profiler.kineto_results.events())
+    counts = collections.Counter(e.name() for e in events)
+    seq = collections.Counter(e.name() for e in events if e.sequence_nr() >= 0)
+    return counts, seq
+
+
+def observed(obs, state, iters):
+    obs.lib.gpuspy_torch_ops_enable()
+    for _ in range(iters):
+        train_loop.step(*state)
+        obs.drain()
+    obs.lib.gpuspy_torch_ops_disable()
+    obs.drain()
+
+
+def result(obs, torch_counts=None, torch_seq=None, **extra):
+    out = {"starts": obs.starts, "ends": obs.ends, "unpaired": obs.unpaired,
+           "open": sum(len(s) for s in obs.stacks.values()), "seq": obs.seq,
+           "stats": obs.stats()}
+    if torch_counts is not None:
+        out["torch"] = torch_counts
+        out["torch_seq"] = torch_seq
+    out.update(extra)
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--lib", required=True)
+    p.add_argument("mode", choices=("counts", "both", "toggle", "refuse"))
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--cycles", type=int, default=200)
+    p.add_argument("--syms", default="libtorch",
+                   help="refuse: libtorch, swapped (name and isAsync swapped), libc, FILE.so")
+    args = p.parse_args()
+
+    state = train_loop.make()
+    train_loop.run(2, state)  # warm-up, as train_loop.py does
+    torch_lib = ctypes.CDLL(libtorch_path(), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    obs = Observer(args.lib)
+
+    if args.mode == "refuse":
+        if args.syms == "libtorch":
+            addrs = addresses(torch_lib)
+        elif args.syms == "swapped":
+            a = addresses(torch_lib)
+            addrs = [a[0], a[1], a[3], a[2]]
+        elif args.syms == "libc":
+            libc = ctypes.CDLL(None)
+            addrs = [ctypes.cast(getattr(libc, n), ctypes.c_void_p).value
+                     for n in ("printf", "puts", "strlen", "strcmp")]
+        else:
+            addrs = addresses(ctypes.CDLL(args.syms))
+        rc, why = obs.init(addrs)
+        # the process goes on with its operators whatever the answer
+        train_loop.run(2, state)
+        print(json.dumps({"rc": rc, "why": why, "stats": obs.stats(), "enable_rc":
+                          obs.lib.gpuspy_torch_ops_enable() if rc else None}))
+        obs.lib.gpuspy_torch_ops_disable()
+        return 0
+
+    rc, why = obs.init(addresses(torch_lib))
+    if rc:
+        print(json.dumps({"rc": rc, "why": why}))
+        return 1
+
+    if args.mode == "counts":
+        observed(obs, state, args.iters)
+        counts, seq = profiled(state, args.iters)
+        print(json.dumps(result(obs, counts, seq)))
+    elif args.mode == "both":
+        obs.lib.gpuspy_torch_ops_enable()
+        counts, seq = profiled(state, args.iters, obs)
+        obs.lib.gpuspy_torch_ops_disable()
+        obs.drain()
+        print(json.dumps(result(obs, counts, seq)))
+    else:
+        stop = threading.Event()
+        other = {"iters": 0}
+
+        def worker():
+            a, b = torch.randn(32, 32), torch.randn(32, 32)
+            while not stop.is_set():
+                torch.relu(torch.mm(a, b) + 1)
+                other["iters"] += 1
+
+        t = threading.Thread(target=worker)
+        t.start()
+        for _ in range(args.cycles):
+            obs.lib.gpuspy_torch_ops_enable()
+            train_loop.step(*state)
+            obs.lib.gpuspy_torch_ops_disable()
+            obs.drain()
+        before = obs.stats()["recorded"]
+        train_loop.run(5, state)  # disabled and unregistered: nothing may be recorded
+        stop.set()
+        t.join()
+        after = obs.stats()["recorded"]
+        print(json.dumps(result(obs, recorded_after_disable=after - before,
+                                worker_iters=other["iters"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
