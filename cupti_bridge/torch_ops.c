@@ -376,6 +376,18 @@ void gpuspy_torch_ops_disable(void)
 	pthread_mutex_unlock(&g_ctl);
 }
 
+void gpuspy_torch_ops_set_recording(int on)
+{
+	pthread_mutex_lock(&g_ctl);
+	if (g_handle && (on != 0) != atomic_load(&g_on)) {
+		/* a new session: ranges begun while off must not pop the bits of others */
+		if (on)
+			atomic_fetch_add(&g_session, 1);
+		atomic_store(&g_on, on != 0);
+	}
+	pthread_mutex_unlock(&g_ctl);
+}
+
 size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_t max)
 {
 	struct tbuf *b;

@@ -75,6 +75,10 @@ TORCH_OPS_EXPORT int gpuspy_torch_ops_enable(void);
 /* Turns recording off, then unregisters (at::removeCallback). Callbacks libtorch already
  * handed to a running operator still arrive and find recording off. */
 TORCH_OPS_EXPORT void gpuspy_torch_ops_disable(void);
+/* While enabled: 0 keeps the callbacks registered but has them return at once, 1 records
+ * again. What a registered observer costs libtorch by itself (bench/observer_bench.sh's
+ * floor); a recorder that goes away uses disable. */
+TORCH_OPS_EXPORT void gpuspy_torch_ops_set_recording(int on);
 /* Moves up to max records, oldest first per thread, into out: how many. */
 TORCH_OPS_EXPORT size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_t max);
 /* The interned name of an id from a record, NULL if there is none; valid until exit. */
