@@ -49,10 +49,13 @@ endif
 # libcupti for the bridge's DT_NEEDED, and build without NVIDIA's headers. Same flags, same
 # nodelete rule: libtorch keeps the callback pointers it was given.
 TORCH_OBS_LIB := $(BUILD)/libgpuspy_torch.so
-TORCH_OBS_SRCS := $(wildcard cupti_bridge/torch_*.c)
+# the USDT probes, batching, statuses and record helpers are the bridge's own files, built
+# into both libraries: the observer speaks the bridge's protocol (torch_send.c)
+TORCH_OBS_SRCS := $(wildcard cupti_bridge/torch_*.c) $(addprefix cupti_bridge/,usdt.c batch.c \
+	status.c rec.c)
 TORCH_OBS_OBJS := $(patsubst cupti_bridge/%.c,$(BUILD)/torch_obs/%.o,$(TORCH_OBS_SRCS))
 TORCH_OBS_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -fPIC -fvisibility=hidden \
-	-Icupti_bridge
+	-Ibpf -Icupti_bridge
 
 .PHONY: torch-observer
 torch-observer: $(TORCH_OBS_LIB)

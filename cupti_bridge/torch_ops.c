@@ -388,6 +388,15 @@ void gpuspy_torch_ops_set_recording(int on)
 	pthread_mutex_unlock(&g_ctl);
 }
 
+void torch_ops_after_fork_child(void)
+{
+	/* the child's only thread: any lock may have been held by a thread it does not have */
+	atomic_store(&g_on, 0);
+	pthread_mutex_init(&g_ctl, NULL);
+	pthread_mutex_init(&g_read_lock, NULL);
+	pthread_mutex_init(&g_names_lock, NULL);
+}
+
 size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_t max)
 {
 	struct tbuf *b;
@@ -421,8 +430,10 @@ void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->recorded = atomic_load(&g_recorded);
 	out->no_buffer = atomic_load(&g_no_buffer);
-	for (b = atomic_load(&g_bufs); b; b = b->next)
+	for (b = atomic_load(&g_bufs); b; b = b->next) {
 		out->dropped += atomic_load(&b->dropped);
+		out->pending += atomic_load(&b->head) - atomic_load(&b->tail);
+	}
 	out->names = n ? n - 1 : 0;
 	out->buffers = atomic_load(&g_nbufs);
 	pthread_mutex_lock(&g_ctl);

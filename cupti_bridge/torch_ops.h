@@ -63,6 +63,7 @@ struct gpuspy_torch_stats {
 	uint32_t buffers;   /* per-thread buffers allocated */
 	uint32_t enables;   /* successful enables so far */
 	uint32_t pad;
+	uint64_t pending; /* records in the rings, not read yet */
 };
 
 /* 0, or -1 with a one-line reason (no trailing newline) in why: an unknown libtorch version
@@ -84,5 +85,10 @@ TORCH_OPS_EXPORT size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_
 /* The interned name of an id from a record, NULL if there is none; valid until exit. */
 TORCH_OPS_EXPORT const char *gpuspy_torch_ops_name(uint32_t id);
 TORCH_OPS_EXPORT void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out);
+
+/* Not exported: torch_send.c's fork handler. In a forked child, recording off and the locks
+ * usable again; the callbacks stay registered (libtorch's own lock may be held) and return at
+ * once. */
+void torch_ops_after_fork_child(void);
 
 #endif

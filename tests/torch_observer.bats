@@ -129,3 +129,22 @@ fake_libtorch() { # SONAME
 	# passed by value in memory as a C struct of the same size, not by hidden pointer
 	jq -e '.callback_trivially_copyable and .callback_trivially_destructible' "$WORK/layout.json"
 }
+
+@test "as sent to gpuspy (GS_REC_TORCH_OP, GS_REC_TORCH_NAME): the same counts, names first" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" wire --iters "$ITERS" > "$WORK/w.json"
+	# every record framed and of a known layout, every operator's name sent before it
+	jq -e '.bad == [] and .wire_names == (.starts | length)' "$WORK/w.json"
+	check_against_profiler "$WORK/w.json"
+}
+
+@test "the control thread follows gpuspy:records' semaphore: on, everything read out, off" {
+	run --separate-stderr "$PYTHON" "$DRIVER" --lib "$LIB" gate --iters "$ITERS"
+	[ "$status" -eq 0 ]
+	echo "$output" > "$WORK/g.json"
+	# closed: not enabled; raised (as the kernel raises it when gpuspy attaches): enabled
+	# once, and the thread read every record out; lowered: nothing recorded any more
+	jq -e '.start_gate == 0 and .enables_closed == 0 and .opened and .stats.enables == 1' \
+		"$WORK/g.json"
+	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0' "$WORK/g.json"
+	jq -e '.recorded == 2 * .profiler_events and .recorded_when_closed == 0' "$WORK/g.json"
+}

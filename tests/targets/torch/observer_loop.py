@@ -8,6 +8,12 @@ process, through ctypes, for tests/torch_observer.bats.
     observer_loop.py --lib LIB toggle --cycles N     N enable/disable cycles while a second
                                                      thread runs operators, then ops after
     observer_loop.py --lib LIB refuse --syms WHAT    init with other addresses: prints why
+    observer_loop.py --lib LIB wire --iters N        as counts, reading the records as they
+                                                     are sent to gpuspy (bpf/records.h's
+                                                     GS_REC_TORCH_OP and GS_REC_TORCH_NAME)
+    observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
+                                                     semaphore raised and lowered by hand, as
+                                                     the kernel does when gpuspy attaches
 
 Prints one JSON object on stdout. Counts are per RecordFunction name: "starts" and "ends" of
 the observer's records, "torch" the profiler's events as recorded (before key_averages()
@@ -19,8 +25,10 @@ import collections
 import ctypes
 import json
 import os
+import struct
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
@@ -52,7 +60,7 @@ class Stats(ctypes.Structure):
     _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
                 ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
                 ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
+                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
 
 
 def libtorch_path():
@@ -101,35 +109,92 @@ class Observer:
         total = 0
         while True:
             n = self.lib.gpuspy_torch_ops_read(self.buf, len(self.buf))
-            for r in self.buf[:n]:
-                name = self.name(r.name_id)
-                stack = self.stacks[r.tid]
-                if r.kind == 1:
-                    self.starts[name] += 1
-                    stack.append(name)
-                    # torch.profiler gives the autograd engine's evaluate_function range the
-                    # sequence number of the backward node recorded right after it
-                    # (collection.cpp, TorchOpStorage::materialize); so does this reader
-                    waiting = self.pending.pop(r.tid, None)
-                    if waiting and r.scope == 1 and r.seq_nr >= 0:
-                        self.seq[waiting] += 1
-                    if r.seq_nr >= 0:
-                        self.seq[name] += 1
-                    elif r.scope == 0 and name.startswith(EVALUATE):
-                        self.pending[r.tid] = name
-                elif stack and stack[-1] == name:
-                    stack.pop()
-                    self.ends[name] += 1
-                else:
-                    self.unpaired += 1
+            self.count(self.buf[:n])
             total += n
             if n < len(self.buf):
                 return total
+
+    def count(self, recs):
+        for r in recs:
+            name = self.name(r.name_id)
+            stack = self.stacks[r.tid]
+            if r.kind == 1:
+                self.starts[name] += 1
+                stack.append(name)
+                # torch.profiler gives the autograd engine's evaluate_function range the
+                # sequence number of the backward node recorded right after it
+                # (collection.cpp, TorchOpStorage::materialize); so does this reader
+                waiting = self.pending.pop(r.tid, None)
+                if waiting and r.scope == 1 and r.seq_nr >= 0:
+                    self.seq[waiting] += 1
+                if r.seq_nr >= 0:
+                    self.seq[name] += 1
+                elif r.scope == 0 and name.startswith(EVALUATE):
+                    self.pending[r.tid] = name
+            elif stack and stack[-1] == name:
+                stack.pop()
+                self.ends[name] += 1
+            else:
+                self.unpaired += 1
 
     def stats(self):
         s = Stats()
         self.lib.gpuspy_torch_ops_stats(ctypes.byref(s))
         return {f: getattr(s, f) for f, _ in Stats._fields_ if f != "pad"}
+
+
+GS_REC_TORCH_OP, GS_REC_TORCH_NAME = 29, 30
+HDR = struct.Struct("<HHIIIQ")  # struct gs_hdr: type, size, pid, tid, flags, ts
+OP = struct.Struct("<qIIII")  # struct gs_torch_op after the header
+NAME = struct.Struct("<II")  # struct gs_torch_name after the header, then the text
+
+
+class Wire:
+    """The records gpuspy would receive, parsed from bytes as a reader of bpf/records.h
+    would; they feed the same counters as Observer.drain."""
+
+    def __init__(self, obs):
+        self.obs = obs
+        self.buf = ctypes.create_string_buffer(1 << 20)
+        self.names = {}
+        self.first = True
+        self.bad = []  # what a reader would reject
+        self.lib = obs.lib
+        self.lib.gpuspy_torch_ops_convert.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                      ctypes.c_int]
+        self.lib.gpuspy_torch_ops_convert.restype = ctypes.c_size_t
+        self.pid = os.getpid()
+
+    def drain(self):
+        while True:
+            n = self.lib.gpuspy_torch_ops_convert(self.buf, len(self.buf), int(self.first))
+            self.first = False
+            data, at, recs = self.buf.raw[:n], 0, []
+            while at < n:
+                typ, size, pid, tid, flags, ts = HDR.unpack_from(data, at)
+                if size < HDR.size or size % 8 or at + size > n or pid != self.pid:
+                    self.bad.append("framing at %d" % at)
+                    break
+                body = data[at + HDR.size:at + size]
+                if typ == GS_REC_TORCH_NAME and size >= HDR.size + NAME.size + 8:
+                    name_id, _ = NAME.unpack_from(body)
+                    text = body[NAME.size:]
+                    if b"\0" not in text:
+                        self.bad.append("name not terminated")
+                    self.names[name_id] = text.split(b"\0")[0].decode()
+                elif typ == GS_REC_TORCH_OP and size == HDR.size + OP.size:
+                    seq, name_id, fwd, scope, _ = OP.unpack_from(body)
+                    if name_id not in self.names:
+                        self.bad.append("op before its name %d" % name_id)
+                    recs.append(Op(ts=ts, seq_nr=seq, tid=tid, name_id=name_id, fwd_tid=fwd,
+                                   kind=2 if flags & 1 else 1, scope=scope, flags=flags >> 1))
+                else:
+                    self.bad.append("record type %d size %d" % (typ, size))
+                at += size
+            self.obs.names.update(self.names)
+            self.obs.count(recs)
+            if n < len(self.buf) // 2:
+                return
 
 
 def profiled(state, iters, obs=None):
@@ -146,13 +211,14 @@ def profiled(state, iters, obs=None):
     return counts, seq
 
 
-def observed(obs, state, iters):
+def observed(obs, state, iters, reader=None):
+    reader = reader or obs
     obs.lib.gpuspy_torch_ops_enable()
     for _ in range(iters):
         train_loop.step(*state)
-        obs.drain()
+        reader.drain()
     obs.lib.gpuspy_torch_ops_disable()
-    obs.drain()
+    reader.drain()
 
 
 def result(obs, torch_counts=None, torch_seq=None, **extra):
@@ -166,10 +232,52 @@ def result(obs, torch_counts=None, torch_seq=None, **extra):
     return out
 
 
+def wait_until(cond, seconds=5.0):
+    end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def gate(obs, state, iters):
+    """The control thread follows the semaphore: on at two polls in a row, every record read
+    out (and sent) by it, off when it drops."""
+    sema = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_records_semaphore")
+    flush = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_flush_semaphore")
+    out = {"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}
+    train_loop.run(2, state)
+    out["enables_closed"] = obs.stats()["enables"]
+    sema.value = 1
+    out["opened"] = wait_until(lambda: obs.stats()["enables"] == 1)
+    base = obs.stats()["recorded"]
+    train_loop.run(iters, state)
+    recorded = obs.stats()["recorded"] - base
+    # the control thread reads every ring out within 20 ms: nothing left for this reader
+    out["drained"] = wait_until(lambda: obs.stats()["pending"] == 0)
+    out["left_for_us"] = obs.drain()
+    flush.value = 1
+    time.sleep(0.1)
+    flush.value = 0
+    sema.value = 0
+    # off: the callbacks unregistered, nothing more recorded
+    time.sleep(0.1)
+    after = obs.stats()["recorded"]
+    train_loop.run(iters, state)
+    out["recorded_when_closed"] = obs.stats()["recorded"] - after
+    out["recorded"] = recorded
+    counts, _ = profiled(state, iters)
+    out["profiler_events"] = sum(counts.values())
+    out["stats"] = obs.stats()
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--lib", required=True)
-    p.add_argument("mode", choices=("counts", "both", "toggle", "refuse"))
+    p.add_argument("mode", choices=("counts", "both", "toggle", "refuse", "wire",
+                                      "gate"))
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--cycles", type=int, default=200)
     p.add_argument("--syms", default="libtorch",
@@ -210,6 +318,13 @@ def main():
         observed(obs, state, args.iters)
         counts, seq = profiled(state, args.iters)
         print(json.dumps(result(obs, counts, seq)))
+    elif args.mode == "gate":
+        print(json.dumps(gate(obs, state, args.iters)))
+    elif args.mode == "wire":
+        wire = Wire(obs)
+        observed(obs, state, args.iters, wire)
+        counts, seq = profiled(state, args.iters)
+        print(json.dumps(result(obs, counts, seq, bad=wire.bad, wire_names=len(wire.names))))
     elif args.mode == "both":
         obs.lib.gpuspy_torch_ops_enable()
         counts, seq = profiled(state, args.iters, obs)
