@@ -148,3 +148,39 @@ fake_libtorch() { # SONAME
 	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0' "$WORK/g.json"
 	jq -e '.recorded == 2 * .profiler_events and .recorded_when_closed == 0' "$WORK/g.json"
 }
+
+# bats test_tags=bpf
+@test "gpuspy record -p attaches the observer: every record reaches the trace, torch's counts" {
+	require_bpf
+	[ -x "$GPUSPY" ] || skip "needs $GPUSPY"
+	local loop_pid gpuspy_pid
+	mkfifo "$WORK/go"
+	"$PYTHON" "$DRIVER" --lib "$LIB" serve --iters "$ITERS" --go "$WORK/go" \
+		--oracle "$WORK/oracle.json" > "$WORK/loop.out" 2>&1 3>&- &
+	loop_pid=$!
+	wait_for_line "$WORK/loop.out" READY
+	"$GPUSPY" record -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	gpuspy_pid=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	exec 4> "$WORK/go"
+	echo go >&4
+	# the loop waits for the observer to be on (its semaphore raised by the attach, seen
+	# at two polls), runs, and waits until the control thread sent everything
+	wait_for_line "$WORK/loop.out" "DONE $ITERS"
+	kill -INT "$gpuspy_pid"
+	wait "$gpuspy_pid"
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	grep -q "libgpuspy_torch.so: turned on" "$WORK/gpuspy.err"
+	python3 "$ROOT/tests/lib/read_torch_ops.py" "$WORK/t.gpuspy" "$loop_pid" > "$WORK/r.json"
+	# ACTIVE when the attach turned it on, FLUSHED when gpuspy stopped
+	jq -e '.statuses == [1, 5] and .op_before_name == 0 and .unpaired == 0 and .open == 0' \
+		"$WORK/r.json"
+	# every record the observer made reached the trace, and they are torch.profiler's
+	local made
+	made=$(sed -n 's/.*"recorded": \([0-9]*\), "stats".*/\1/p' "$WORK/loop.out")
+	jq -e --argjson made "$made" '.records == $made' "$WORK/r.json"
+	jq -s -e '.[0].starts == .[1].torch and .[0].ends == .[0].starts and
+		.[0].seq == .[1].torch_seq' "$WORK/r.json" "$WORK/oracle.json"
+}

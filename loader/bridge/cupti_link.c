@@ -199,7 +199,8 @@ bool cupti_link_is_bridge(const char *host_path)
 	uint64_t delta;
 
 	base = base ? base + 1 : host_path;
-	return strstr(base, "gpuspy_cupti") &&
+	/* the in-process operator observer (libgpuspy_torch.so) speaks the same protocol */
+	return (strstr(base, "gpuspy_cupti") || strstr(base, "gpuspy_torch")) &&
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 

@@ -11,6 +11,13 @@ process, through ctypes, for tests/torch_observer.bats.
     observer_loop.py --lib LIB wire --iters N        as counts, reading the records as they
                                                      are sent to gpuspy (bpf/records.h's
                                                      GS_REC_TORCH_OP and GS_REC_TORCH_NAME)
+    observer_loop.py --lib LIB serve --iters N --go FIFO --oracle F   for gpuspy record -p:
+                                                     the control thread started, READY, then
+                                                     at a line on FIFO: wait until gpuspy's
+                                                     attach turned it on, N iterations, wait
+                                                     until all is sent, DONE; at a second
+                                                     line torch.profiler's counts of N more
+                                                     into F, and exit
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
@@ -273,11 +280,32 @@ def gate(obs, state, iters):
     return out
 
 
+def serve(obs, state, args):
+    print(json.dumps({"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}), flush=True)
+    print("READY", flush=True)
+    go = open(args.go)
+    go.readline()
+    if not wait_until(lambda: obs.stats()["enables"] >= 1, 10):
+        raise SystemExit("observer_loop: gpuspy's attach did not turn the observer on")
+    base = obs.stats()["recorded"]
+    train_loop.run(args.iters, state)
+    recorded = obs.stats()["recorded"] - base
+    wait_until(lambda: obs.stats()["pending"] == 0)
+    print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
+    print("DONE %d" % args.iters, flush=True)
+    go.readline()
+    counts, seq = profiled(state, args.iters)
+    with open(args.oracle, "w") as f:
+        json.dump({"torch": counts, "torch_seq": seq}, f)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--lib", required=True)
     p.add_argument("mode", choices=("counts", "both", "toggle", "refuse", "wire",
-                                      "gate"))
+                                      "gate", "serve"))
+    p.add_argument("--go", help="serve: the FIFO to read lines from")
+    p.add_argument("--oracle", help="serve: where to write torch.profiler's counts")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--cycles", type=int, default=200)
     p.add_argument("--syms", default="libtorch",
@@ -318,6 +346,8 @@ def main():
         observed(obs, state, args.iters)
         counts, seq = profiled(state, args.iters)
         print(json.dumps(result(obs, counts, seq)))
+    elif args.mode == "serve":
+        serve(obs, state, args)
     elif args.mode == "gate":
         print(json.dumps(gate(obs, state, args.iters)))
     elif args.mode == "wire":
