@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -176,6 +177,22 @@ static void *control(void *arg)
 	return NULL;
 }
 
+/* A process ending while a recorder is attached (a launched command that finishes): recording
+ * off, what the rings hold delivered, INACTIVE last, as the CUPTI bridge does at exit. Runs
+ * before libtorch's static destructors (registered after libtorch was loaded), and calls
+ * nothing of libtorch's. */
+static void at_exit(void)
+{
+	union bridge_rec r;
+
+	if (!atomic_load(&g_thread_ok) || !usdt_recorder_attached())
+		return;
+	gpuspy_torch_ops_set_recording(0);
+	send_pending();
+	status_make(&r, GS_BRIDGE_INACTIVE, 0, "PyTorch operators: process exit, all delivered");
+	batch_add_send(&r.hdr);
+}
+
 static void child_after_fork(void)
 {
 	/* the control thread is not in the child: nobody would read what it records */
@@ -201,6 +218,7 @@ static void start_thread(void)
 	if (!pthread_create(&t, &attr, control, NULL)) {
 		pthread_setname_np(t, "gpuspy-torch");
 		pthread_atfork(NULL, NULL, child_after_fork);
+		atexit(at_exit);
 		atomic_store(&g_thread_ok, 1);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -184,3 +184,27 @@ fake_libtorch() { # SONAME
 	jq -s -e '.[0].starts == .[1].torch and .[0].ends == .[0].starts and
 		.[0].seq == .[1].torch_seq' "$WORK/r.json" "$WORK/oracle.json"
 }
+
+# bats test_tags=bpf
+@test "gpuspy record -- CMD: a process that exits while recorded delivers every record at exit" {
+	require_bpf
+	[ -x "$GPUSPY" ] || skip "needs $GPUSPY"
+	local pid made
+	"$PYTHON" "$ROOT/tests/targets/torch/train_loop.py" --iters "$ITERS" \
+		--oracle "$WORK/torch.json" 2> /dev/null
+	# the driver loads the observer after the exec; gpuspy finds it at its dlopen, attaches
+	# its probe, and the loop exits right after its iterations, rings not yet read out
+	"$GPUSPY" record -o "$WORK/t.gpuspy" -- "$PYTHON" "$DRIVER" --lib "$LIB" serve \
+		--iters "$ITERS" > "$WORK/loop.out" 2> "$WORK/gpuspy.err"
+	grep -q "DONE $ITERS" "$WORK/loop.out"
+	pid=$(sed -n 's/.*bridge in pid \([0-9]*\): .*libgpuspy_torch.so: turned on.*/\1/p' \
+		"$WORK/gpuspy.err")
+	[ -n "$pid" ]
+	python3 "$ROOT/tests/lib/read_torch_ops.py" "$WORK/t.gpuspy" "$pid" > "$WORK/r.json"
+	# ACTIVE at the attach, INACTIVE from the exit handler, which sent what was left
+	jq -e '.statuses == [1, 2] and .op_before_name == 0 and .unpaired == 0 and .open == 0' \
+		"$WORK/r.json"
+	made=$(sed -n 's/.*"recorded": \([0-9]*\).*/\1/p' "$WORK/loop.out")
+	jq -e --argjson made "$made" '.records == $made' "$WORK/r.json"
+	jq -s -e '.[0].starts == .[1] and .[0].ends == .[0].starts' "$WORK/r.json" "$WORK/torch.json"
+}

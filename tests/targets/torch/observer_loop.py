@@ -11,13 +11,14 @@ process, through ctypes, for tests/torch_observer.bats.
     observer_loop.py --lib LIB wire --iters N        as counts, reading the records as they
                                                      are sent to gpuspy (bpf/records.h's
                                                      GS_REC_TORCH_OP and GS_REC_TORCH_NAME)
-    observer_loop.py --lib LIB serve --iters N --go FIFO --oracle F   for gpuspy record -p:
+    observer_loop.py --lib LIB serve --iters N [--go FIFO --oracle F]   for gpuspy record:
                                                      the control thread started, READY, then
                                                      at a line on FIFO: wait until gpuspy's
                                                      attach turned it on, N iterations, wait
                                                      until all is sent, DONE; at a second
                                                      line torch.profiler's counts of N more
-                                                     into F, and exit
+                                                     into F, and exit; without --go (launched
+                                                     by gpuspy) it exits right after the loop
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
@@ -283,13 +284,20 @@ def gate(obs, state, iters):
 def serve(obs, state, args):
     print(json.dumps({"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}), flush=True)
     print("READY", flush=True)
-    go = open(args.go)
-    go.readline()
+    go = open(args.go) if args.go else None
+    if go:
+        go.readline()
     if not wait_until(lambda: obs.stats()["enables"] >= 1, 10):
         raise SystemExit("observer_loop: gpuspy's attach did not turn the observer on")
     base = obs.stats()["recorded"]
     train_loop.run(args.iters, state)
     recorded = obs.stats()["recorded"] - base
+    if not go:
+        # launched under gpuspy: exit at once, what is still in the rings is the exit
+        # handler's to deliver
+        print(json.dumps({"recorded": recorded}), flush=True)
+        print("DONE %d" % args.iters, flush=True)
+        return
     wait_until(lambda: obs.stats()["pending"] == 0)
     print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
     print("DONE %d" % args.iters, flush=True)
