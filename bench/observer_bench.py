@@ -3,6 +3,7 @@
 all in one warm process (bench/observer_bench.sh runs it; docs/BENCHMARKS.md).
 
   observer_bench.py --lib LIB [--iters N] [--rounds R] [--warmup N]
+  observer_bench.py --lib LIB --wait [--iters N] [--warmup N]
 
 Each round times ITERS iterations in each configuration, in this order:
   untraced   the loop as is (the observer's library loaded, nothing registered)
@@ -14,7 +15,15 @@ Each round times ITERS iterations in each configuration, in this order:
              leaving profile() is timed apart as exit_ms)
 A configuration's figure is the median iteration time of a round, and the best (lowest)
 over rounds. Operator calls per iteration are counted from the observer's records (starts),
-so per-operator costs are (config - untraced) / calls. Prints one JSON object."""
+so per-operator costs are (config - untraced) / calls. Prints one JSON object.
+
+--wait: after the warm-up print READY, then run one configuration per line read on stdin
+(untraced, floor, observer, profiler; "inprocess": wait until a recorder's attach turned the
+observer on through its gpuspy:records semaphore, the control thread being started, then time
+the loop; "plain": time the loop as it is, whatever is attached) and print
+"RESULT <name> median=<us> ops=<RecordFunction starts per iteration, 0 if unknown>", then
+LOOP_DONE; "exit" or the end of input ends. bench/observer_bench.sh attaches gpuspy between
+commands."""
 import argparse
 import ctypes
 import json
@@ -33,6 +42,13 @@ SYMS = (
     "_ZNK2at14RecordFunction4nameEv",
     "_ZNK2at14RecordFunction7isAsyncEv",
 )
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
+                ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
+                ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
 
 
 class Op(ctypes.Structure):
@@ -56,12 +72,51 @@ def observer(path):
     return lib
 
 
+def stats(lib):
+    st = Stats()
+    lib.gpuspy_torch_ops_stats(ctypes.byref(st))
+    return st
+
+
+def serve(lib, configs, loop, iters):
+    if lib.gpuspy_torch_ops_start_gate():
+        raise SystemExit("observer_bench: no control thread")
+    print("READY", flush=True)
+    seen = stats(lib).enables  # enables up to the end of the last command
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "exit":
+            break
+        ops = 0
+        if cmd in configs:
+            times, info = configs[cmd]()
+            ops = info.get("ops_per_iter", 0)
+        elif cmd == "inprocess":
+            # the attach turns it on within 40 ms, maybe before this command came
+            end = time.monotonic() + 10
+            while stats(lib).enables == seen:
+                if time.monotonic() > end:
+                    raise SystemExit("observer_bench: the recorder did not turn it on")
+                time.sleep(0.005)
+            base = stats(lib).recorded
+            times = loop()
+            ops = (stats(lib).recorded - base) / 2 / iters
+        else:
+            times = loop()
+        seen = stats(lib).enables
+        print("RESULT %s median=%.1f ops=%.1f" % (cmd, statistics.median(times) * 1e6, ops),
+              flush=True)
+        print("LOOP_DONE", flush=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--wait", action="store_true")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -119,6 +174,9 @@ def main():
 
     configs = {"untraced": untraced, "floor": floor, "observer": observed,
                "profiler": profiled}
+    if args.wait:
+        return serve(lib, configs, lambda: torch_loop.timed_loop(model, opt, x, y, args.iters),
+                     args.iters)
     best = {k: None for k in configs}
     extra = {k: {} for k in configs}
     for _ in range(args.rounds):
