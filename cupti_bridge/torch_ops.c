@@ -62,8 +62,8 @@ struct tbuf {
 	atomic_int in_use; /* owned by a live thread */
 	uint32_t tid;
 	_Atomic uint64_t head, tail;
-	_Atomic uint64_t dropped;
-	uint32_t session;		/* g_session when depth and the bits were last reset */
+	_Atomic uint64_t dropped, recorded; /* written by the thread only */
+	uint32_t session;		    /* g_session when depth and the bits were last reset */
 	uint32_t depth;			/* RecordFunctions started in this session and not ended */
 	uint64_t kept[DEPTH_BITS / 64]; /* bit d: the start at depth d was recorded */
 	struct name_slot cache[NAME_CACHE];
@@ -84,7 +84,7 @@ static uint32_t g_enables;
 static pthread_mutex_t g_read_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct tbuf *) g_bufs;
 static atomic_uint g_nbufs;
-static _Atomic uint64_t g_recorded, g_no_buffer;
+static _Atomic uint64_t g_no_buffer;
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static _Thread_local struct tbuf *t_buf;
@@ -216,16 +216,24 @@ static struct tbuf *thread_buf(void)
 	return b;
 }
 
+/* A counter only its buffer's thread writes: no locked read-modify-write per operator. */
+static void count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 static int put(struct tbuf *b, const void *rf, int kind)
 {
 	const unsigned char *p = rf;
 	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
 	struct gpuspy_torch_op *r;
+	uint64_t fwd;
 	uint32_t idx;
 	const char *name;
 
 	if (h - atomic_load_explicit(&b->tail, memory_order_acquire) >= TBUF_RECS) {
-		atomic_fetch_add_explicit(&b->dropped, 1, memory_order_relaxed);
+		count(&b->dropped);
 		return 0;
 	}
 	r = &b->recs[h % TBUF_RECS];
@@ -236,18 +244,14 @@ static int put(struct tbuf *b, const void *rf, int kind)
 	r->scope = p[g_abi->off_scope];
 	memcpy(&idx, p + g_abi->off_fn_index, sizeof(idx));
 	r->flags = p[g_abi->off_is_async] ? GPUSPY_TORCH_OP_ASYNC : 0;
-	{
-		uint64_t fwd;
-
-		memcpy(&fwd, p + g_abi->off_fwd_tid, sizeof(fwd));
-		r->fwd_tid = (uint32_t)fwd;
-	}
+	memcpy(&fwd, p + g_abi->off_fwd_tid, sizeof(fwd));
+	r->fwd_tid = (uint32_t)fwd;
 	r->pad = 0;
 	/* name() throws std::bad_variant_access when fn_ holds nothing: never call it then */
 	name = idx <= 1 ? g_name(rf) : NULL;
 	r->name_id = name ? name_id(b, name) : 0;
 	atomic_store_explicit(&b->head, h + 1, memory_order_release);
-	atomic_fetch_add_explicit(&g_recorded, 1, memory_order_relaxed);
+	count(&b->recorded);
 	return 1;
 }
 
@@ -428,10 +432,10 @@ void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out)
 	uint32_t n = atomic_load(&g_nnames);
 
 	memset(out, 0, sizeof(*out));
-	out->recorded = atomic_load(&g_recorded);
 	out->no_buffer = atomic_load(&g_no_buffer);
 	for (b = atomic_load(&g_bufs); b; b = b->next) {
 		out->dropped += atomic_load(&b->dropped);
+		out->recorded += atomic_load(&b->recorded);
 		out->pending += atomic_load(&b->head) - atomic_load(&b->tail);
 	}
 	out->names = n ? n - 1 : 0;
