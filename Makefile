@@ -59,7 +59,7 @@ endif
 
 # `make test-bats TESTS="tests/http.bats tests/serve.bats"` runs some suites only
 .PHONY: all deps demo test test-bats check-format check-layers format fuzz fuzz-http bench clean tracefs ui-npm
-all: $(BUILD)/gpuspy bridge
+all: $(BUILD)/gpuspy bridge torch-observer
 
 $(BUILD)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -188,7 +188,7 @@ test: deps
 
 test-bats: $(BUILD)/gpuspy $(BUILD)/gpuspy-san $(TARGETS) $(BENCH_BINS) $(BENCH_TOOLS) $(FUZZ_BINS) \
 		$(BUILD)/fuzz_http \
-		$(UNIT_BINS) fakecuda stalls-targets bridge ui-npm
+		$(UNIT_BINS) fakecuda stalls-targets bridge torch-observer ui-npm
 	$(Q)GPUSPY=$(CURDIR)/$(BUILD)/gpuspy-san BUILD=$(CURDIR)/$(BUILD) sh tests/run.sh $(TESTS)
 
 # The Perfetto UI test's packages; without the npm registry that test skips, saying so.
@@ -209,7 +209,7 @@ fuzz-http: $(BUILD)/fuzz_http
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 
-FORMAT_FILES = bpf/*.c bpf/*.h $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) tests/targets/*.c tests/targets/lib/*.c \
+FORMAT_FILES = bpf/*.c bpf/*.h $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) tests/targets/*.c tests/targets/lib/*.c tests/targets/torch/*.c \
 	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \
 	$(wildcard tests/targets/cuda/*.cu tests/targets/cuda/*.h tests/targets/stalls/*.cu)
 

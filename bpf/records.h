@@ -63,6 +63,9 @@ enum gs_record_type {
 	GS_REC_GPU_CLOCK = 26, /* CUPTI clock -> CLOCK_MONOTONIC calibration */
 	GS_REC_BRIDGE_STATUS = 27,
 	GS_REC_GPU_OVERHEAD = 28,
+	/* written by the in-process operator observer (libgpuspy_torch.so), in GS_REC_GPU_BATCH */
+	GS_REC_TORCH_OP = 29,	/* a RecordFunction's start or end */
+	GS_REC_TORCH_NAME = 30, /* an observer name id and its text */
 	/* written by the loader */
 	GS_REC_TRACE_INFO = 100,
 	GS_REC_FD_NAME = 101, /* BPF at open(), or the loader from /proc */
@@ -417,6 +420,33 @@ struct gs_gpu_overhead {
 	__u32 object_kind; /* CUpti_ActivityObjectKind */
 };
 
+/*
+ * PyTorch operators seen from inside the process: gpuspy's observer (cupti_bridge/torch_ops.c,
+ * docs/TORCH_OBSERVER.md) registers a global at::RecordFunction callback and hands its records
+ * over in GS_REC_GPU_BATCH batches like the CUPTI bridge's. A start and its end are two
+ * records; per thread they nest (an end always follows its own start, a start may have no
+ * end when the recording stopped inside it). Names are ids, each named by a GS_REC_TORCH_NAME
+ * of the same process sent before the first record that uses it in a recording.
+ */
+#define GS_TORCH_OP_END	  1 /* hdr.flags: the range's end (else its start) */
+#define GS_TORCH_OP_ASYNC 2 /* hdr.flags: RecordFunction::isAsync() */
+
+struct gs_torch_op {
+	struct gs_hdr hdr; /* tid: the thread; ts: the start or the end */
+	__s64 seq_nr;	   /* autograd sequence number: a backward op's is its forward op's; -1 */
+	__u32 name;	   /* id, named by GS_REC_TORCH_NAME; 0: no name */
+	__u32 fwd_tid;	   /* torch's logical id (not the tid) of the forward op's thread; 0 */
+	__u32 scope;	   /* at::RecordScope: 0 function, 1 backward function, 7 user scope ... */
+	__u32 pad;
+};
+
+struct gs_torch_name {
+	struct gs_hdr hdr;
+	__u32 name; /* the id GS_REC_TORCH_OP records use */
+	__u32 pad;
+	char text[]; /* NUL-terminated: "aten::addmm", "Optimizer.step#SGD.step", ... */
+};
+
 /* GS_REC_GPU_LOSS (loader): batches BPF could not put in the ring buffer and the records they
  * held, and batches missing from a bridge's sequence; cumulative. */
 struct gs_gpu_loss {
@@ -591,6 +621,8 @@ GS_REC_ASSERT_SIZE(struct gs_nvtx, 48);
 GS_REC_ASSERT_SIZE(struct gs_gpu_clock, 48);
 GS_REC_ASSERT_SIZE(struct gs_bridge_status, 48);
 GS_REC_ASSERT_SIZE(struct gs_gpu_overhead, 40);
+GS_REC_ASSERT_SIZE(struct gs_torch_op, 48);
+GS_REC_ASSERT_SIZE(struct gs_torch_name, 32);
 GS_REC_ASSERT_SIZE(struct gs_gpu_loss, 48);
 GS_REC_ASSERT_SIZE(struct gs_py_frame, 16);
 GS_REC_ASSERT_SIZE(struct gs_py_stack, 40);

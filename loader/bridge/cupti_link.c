@@ -199,7 +199,8 @@ bool cupti_link_is_bridge(const char *host_path)
 	uint64_t delta;
 
 	base = base ? base + 1 : host_path;
-	return strstr(base, "gpuspy_cupti") &&
+	/* the in-process operator observer (libgpuspy_torch.so) speaks the same protocol */
+	return (strstr(base, "gpuspy_cupti") || strstr(base, "gpuspy_torch")) &&
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 
@@ -429,7 +430,7 @@ static int write_records(struct cupti_link *cl, struct bridge_proc *p, const str
 			break; /* a malformed tail: nothing after it can be framed */
 		memcpy(rec.bytes, at, h->size);
 		at += h->size;
-		if (rec.hdr.type < GS_REC_GPU_KERNEL || rec.hdr.type > GS_REC_GPU_OVERHEAD ||
+		if ((rec.hdr.type < GS_REC_GPU_KERNEL || rec.hdr.type > GS_REC_TORCH_NAME) ||
 		    !gs_record_valid(&rec.hdr))
 			continue;
 		rec.hdr.pid = b->hdr.pid;

@@ -88,6 +88,7 @@ static enum rec_class classify(uint16_t type)
 	case GS_REC_GPU_SYNC:
 	case GS_REC_GPU_OVERHEAD:
 	case GS_REC_NVTX:
+	case GS_REC_TORCH_OP:
 		return REC_EVENT;
 	case GS_REC_SYSCALL_STATS:
 	case GS_REC_OFFCPU_STATS:

@@ -56,6 +56,10 @@ static bool gpu_record_valid(const struct gs_hdr *rec)
 		return tail_string_valid(rec, sizeof(struct gs_bridge_status));
 	case GS_REC_GPU_OVERHEAD:
 		return rec->size >= sizeof(struct gs_gpu_overhead);
+	case GS_REC_TORCH_OP:
+		return rec->size >= sizeof(struct gs_torch_op);
+	case GS_REC_TORCH_NAME:
+		return tail_string_valid(rec, sizeof(struct gs_torch_name));
 	case GS_REC_GPU_LOSS:
 		return rec->size >= sizeof(struct gs_gpu_loss);
 	default:

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The in-process operator observer against torch.profiler on bench/torch_loop.py's CNN step,
+all in one warm process (bench/observer_bench.sh runs it; docs/BENCHMARKS.md).
+
+  observer_bench.py --lib LIB [--iters N] [--rounds R] [--warmup N]
+  observer_bench.py --lib LIB --wait [--iters N] [--warmup N]
+
+Each round times ITERS iterations in each configuration, in this order:
+  untraced   the loop as is (the observer's library loaded, nothing registered)
+  floor      the observer's callbacks registered but returning at once (recording off):
+             what libtorch's RecordFunction machinery costs with any global callback
+  observer   the observer registered and recording (its rings read out between iterations,
+             outside the timing, as gpuspy's reader would from another thread)
+  profiler   the loop inside torch.profiler.profile(activities=[CPU]) (in-loop time only;
+             leaving profile() is timed apart as exit_ms)
+A configuration's figure is the median iteration time of a round, and the best (lowest)
+over rounds. Operator calls per iteration are counted from the observer's records (starts),
+so per-operator costs are (config - untraced) / calls. Prints one JSON object.
+
+--wait: after the warm-up print READY, then run one configuration per line read on stdin
+(untraced, floor, observer, profiler; "inprocess": wait until a recorder's attach turned the
+observer on through its gpuspy:records semaphore, the control thread being started, then time
+the loop; "plain": time the loop as it is, whatever is attached) and print
+"RESULT <name> median=<us> ops=<RecordFunction starts per iteration, 0 if unknown>", then
+LOOP_DONE; "exit" or the end of input ends. bench/observer_bench.sh attaches gpuspy between
+commands."""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+import torch_loop  # noqa: E402
+
+SYMS = (
+    "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE",
+    "_ZN2at14removeCallbackEm",
+    "_ZNK2at14RecordFunction4nameEv",
+    "_ZNK2at14RecordFunction7isAsyncEv",
+)
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
+                ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
+                ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
+
+
+class Op(ctypes.Structure):
+    _fields_ = [("ts", ctypes.c_uint64), ("seq_nr", ctypes.c_int64), ("tid", ctypes.c_uint32),
+                ("name_id", ctypes.c_uint32), ("fwd_tid", ctypes.c_uint32),
+                ("kind", ctypes.c_uint8), ("scope", ctypes.c_uint8), ("flags", ctypes.c_uint8),
+                ("pad", ctypes.c_uint8)]
+
+
+def observer(path):
+    with open("/proc/self/maps") as f:
+        torch_path = next(line.split()[-1] for line in f if "libtorch_cpu" in line)
+    tl = ctypes.CDLL(torch_path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    addrs = (ctypes.c_void_p * 4)(*[ctypes.cast(getattr(tl, n), ctypes.c_void_p).value
+                                    for n in SYMS])
+    lib = ctypes.CDLL(path)
+    lib.gpuspy_torch_ops_read.restype = ctypes.c_size_t
+    why = ctypes.create_string_buffer(256)
+    if lib.gpuspy_torch_ops_init(addrs, why, len(why)):
+        raise SystemExit("observer_bench: " + why.value.decode())
+    return lib
+
+
+def stats(lib):
+    st = Stats()
+    lib.gpuspy_torch_ops_stats(ctypes.byref(st))
+    return st
+
+
+def serve(lib, configs, loop, iters):
+    if lib.gpuspy_torch_ops_start_gate():
+        raise SystemExit("observer_bench: no control thread")
+    print("READY", flush=True)
+    seen = stats(lib).enables  # enables up to the end of the last command
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "exit":
+            break
+        ops = 0
+        if cmd in configs:
+            times, info = configs[cmd]()
+            ops = info.get("ops_per_iter", 0)
+        elif cmd == "inprocess":
+            # the attach turns it on within 40 ms, maybe before this command came
+            end = time.monotonic() + 10
+            while stats(lib).enables == seen:
+                if time.monotonic() > end:
+                    raise SystemExit("observer_bench: the recorder did not turn it on")
+                time.sleep(0.005)
+            base = stats(lib).recorded
+            times = loop()
+            ops = (stats(lib).recorded - base) / 2 / iters
+        else:
+            times = loop()
+        seen = stats(lib).enables
+        print("RESULT %s median=%.1f ops=%.1f" % (cmd, statistics.median(times) * 1e6, ops),
+              flush=True)
+        print("LOOP_DONE", flush=True)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--wait", action="store_true")
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch_loop.Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(16, 1, 16, 16)
+    y = torch.randint(0, 10, (16,))
+    torch_loop.timed_loop(model, opt, x, y, args.warmup)
+    lib = observer(args.lib)
+    buf = (Op * 8192)()
+
+    def drain():
+        starts = 0
+        while True:
+            n = lib.gpuspy_torch_ops_read(buf, len(buf))
+            starts += sum(1 for r in buf[:n] if r.kind == 1)
+            if n < len(buf):
+                return starts
+
+    def untraced():
+        return torch_loop.timed_loop(model, opt, x, y, args.iters), {}
+
+    def floor():
+        lib.gpuspy_torch_ops_enable()
+        lib.gpuspy_torch_ops_set_recording(0)
+        times = torch_loop.timed_loop(model, opt, x, y, args.iters)
+        lib.gpuspy_torch_ops_disable()
+        return times, {}
+
+    def observed():
+        times, starts = [], 0
+        drain()
+        lib.gpuspy_torch_ops_enable()
+        for _ in range(args.iters):
+            t0 = time.perf_counter()
+            torch_loop.step(model, opt, x, y)
+            times.append(time.perf_counter() - t0)
+            t1 = time.perf_counter()
+            starts += drain()
+            drain_s = time.perf_counter() - t1
+        lib.gpuspy_torch_ops_disable()
+        starts += drain()
+        return times, {"ops_per_iter": starts / args.iters, "last_drain_us": drain_s * 1e6}
+
+    def profiled():
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            times = torch_loop.timed_loop(model, opt, x, y, args.iters)
+            t0 = time.perf_counter()
+        exit_ms = (time.perf_counter() - t0) * 1e3
+        del prof
+        return times, {"exit_ms": exit_ms}
+
+    configs = {"untraced": untraced, "floor": floor, "observer": observed,
+               "profiler": profiled}
+    if args.wait:
+        return serve(lib, configs, lambda: torch_loop.timed_loop(model, opt, x, y, args.iters),
+                     args.iters)
+    best = {k: None for k in configs}
+    extra = {k: {} for k in configs}
+    for _ in range(args.rounds):
+        for name, fn in configs.items():
+            times, info = fn()
+            med = statistics.median(times) * 1e6
+            if best[name] is None or med < best[name]:
+                best[name] = med
+            for k, v in info.items():
+                extra[name].setdefault(k, []).append(v)
+    ops = max(extra["observer"]["ops_per_iter"])
+    out = {"iters": args.iters, "rounds": args.rounds, "ops_per_iter": ops,
+           "iter_us": best,
+           "ratio": {k: best[k] / best["untraced"] for k in configs},
+           "added_ns_per_op": {k: (best[k] - best["untraced"]) * 1e3 / ops for k in configs
+                               if k != "untraced"},
+           "profiler_exit_ms": min(extra["profiler"]["exit_ms"]),
+           "observer_read_us_per_iter": min(extra["observer"]["last_drain_us"])}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which libtorch the observer is in, and whether its layout is one the observer knows.
+ *
+ * The release is read from the library itself: the DT_SONAME of the object whose executable
+ * segment holds at::addGlobalCallback (Debian's libtorch_cpu.so.1.13 carries the release in
+ * it; a pip wheel's plain libtorch_cpu.so does not, and is refused). The soname alone could
+ * be shared by a rebuild with other options, so the layout is checked too: the exported
+ * RecordFunction::name() and ::isAsync() read fn_'s variant index and is_async_ at fixed
+ * displacements, and their first bytes must be the instructions that do so with the offsets
+ * of the table. Any difference refuses the library.
+ */
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "torch_abi.h"
+
+/* Bytes expected at a symbol's address + off. */
+struct code_check {
+	int sym; /* 0 name(), 1 isAsync() */
+	size_t off;
+	unsigned char len;
+	unsigned char bytes[12];
+};
+
+/*
+ * torch 1.13.1 (Debian's 1.13.1+dfsg), offsets from aten/src/ATen/record_function.h of that
+ * release, confirmed by compiling its accessors against Debian's libtorch-dev headers and by
+ * disassembling libtorch_cpu.so.1.13 (docs/TORCH_OBSERVER.md).
+ */
+static const struct code_check checks_1_13[] = {
+    /* name(): mov 0xc0(%rdi),%eax (fn_.index_) */
+    {0, 0x00, 6, {0x8b, 0x87, 0xc0, 0x00, 0x00, 0x00}},
+    /* name(), std::string alternative: mov 0xa0(%rdi),%rax; ret (fn_'s storage) */
+    {0, 0x20, 8, {0x48, 0x8b, 0x87, 0xa0, 0x00, 0x00, 0x00, 0xc3}},
+    /* isAsync(): movzbl 0x108(%rdi),%eax; ret (is_async_) */
+    {1, 0x00, 8, {0x0f, 0xb6, 0x87, 0x08, 0x01, 0x00, 0x00, 0xc3}},
+};
+
+static const struct torch_abi known[] = {
+    {
+	.soname = "libtorch_cpu.so.1.13",
+	.release = "1.13",
+	.off_fn_index = 0xc0,
+	.off_scope = 96,
+	.off_seq_nr = 200,
+	.off_fwd_tid = 248,
+	.off_is_async = 264,
+	.callback_size = 40,
+    },
+};
+static const struct {
+	const struct code_check *checks;
+	size_t n;
+} known_checks[] = {{checks_1_13, sizeof(checks_1_13) / sizeof(checks_1_13[0])}};
+
+struct search {
+	const struct gpuspy_torch_syms *syms;
+	int found;	     /* the object holding add_global_callback was seen */
+	int all_in;	     /* every symbol is in one of its executable segments */
+	char soname[128];    /* its DT_SONAME, "" if none */
+	char path[256];	     /* its file, for messages */
+	size_t room[4];	     /* readable bytes after each symbol in its segment */
+	const void *addr[4]; /* the symbols, in gpuspy_torch_syms order */
+};
+
+/* Bytes from p to the end of the executable PT_LOAD segment holding it, 0 if none does. */
+static size_t exec_room(const struct dl_phdr_info *info, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= lo &&
+		    a < lo + ph->p_memsz)
+			return lo + ph->p_memsz - a;
+	}
+	return 0;
+}
+
+/* Whether [p, p+n) lies inside one PT_LOAD segment of the object. */
+static int mapped(const struct dl_phdr_info *info, uintptr_t p, size_t n)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && p >= lo && p + n <= lo + ph->p_memsz && p + n >= p)
+			return 1;
+	}
+	return 0;
+}
+
+/* glibc relocates the d_ptr entries of a loaded object's dynamic section in place on x86-64;
+ * an unrelocated one is an offset from the load bias. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static void read_soname(const struct dl_phdr_info *info, struct search *s)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t strtab = 0;
+	size_t strsz = 0, soname = (size_t)-1, n;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_STRTAB)
+			strtab = dyn_addr(info, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRSZ)
+			strsz = dyn->d_un.d_val;
+		else if (dyn->d_tag == DT_SONAME)
+			soname = dyn->d_un.d_val;
+	}
+	if (!strtab || soname >= strsz || !mapped(info, strtab, strsz))
+		return;
+	n = strnlen((const char *)strtab + soname, strsz - soname);
+	if (n >= sizeof(s->soname) || soname + n >= strsz)
+		return;
+	memcpy(s->soname, (const char *)strtab + soname, n + 1);
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct search *s = arg;
+	int i;
+
+	(void)size;
+	if (!exec_room(info, s->addr[0]))
+		return 0;
+	s->found = 1;
+	snprintf(s->path, sizeof(s->path), "%s", info->dlpi_name ? info->dlpi_name : "?");
+	s->all_in = 1;
+	for (i = 0; i < 4; i++) {
+		s->room[i] = exec_room(info, s->addr[i]);
+		if (!s->room[i])
+			s->all_in = 0;
+	}
+	read_soname(info, s);
+	return 1;
+}
+
+static int code_matches(const struct search *s, const struct code_check *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int k = c[i].sym ? 3 : 2; /* rf_name, rf_is_async in gpuspy_torch_syms order */
+
+		if (s->room[k] < c[i].off + c[i].len ||
+		    memcmp((const unsigned char *)s->addr[k] + c[i].off, c[i].bytes, c[i].len))
+			return 0;
+	}
+	return 1;
+}
+
+const struct torch_abi *torch_abi_find(const struct gpuspy_torch_syms *syms, char *why,
+				       size_t why_len)
+{
+	struct search s = {.syms = syms};
+	size_t i;
+
+	s.addr[0] = syms->add_global_callback;
+	s.addr[1] = syms->remove_callback;
+	s.addr[2] = syms->rf_name;
+	s.addr[3] = syms->rf_is_async;
+	for (i = 0; i < 4; i++)
+		if (!s.addr[i]) {
+			snprintf(why, why_len, "libtorch entry point %zu not given", i);
+			return NULL;
+		}
+	dl_iterate_phdr(visit, &s);
+	if (!s.found) {
+		snprintf(why, why_len, "at::addGlobalCallback is in no loaded library");
+		return NULL;
+	}
+	if (!s.all_in) {
+		snprintf(why, why_len, "libtorch entry points are not all in %s", s.path);
+		return NULL;
+	}
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(s.soname, known[i].soname))
+			continue;
+		if (!code_matches(&s, known_checks[i].checks, known_checks[i].n)) {
+			snprintf(why, why_len,
+				 "%s (%s) is not the torch %s build gpuspy knows: "
+				 "RecordFunction's layout differs",
+				 s.soname, s.path, known[i].release);
+			return NULL;
+		}
+		return &known[i];
+	}
+	snprintf(why, why_len, "%s (%s) is not a libtorch the in-process observer knows (%s only)",
+		 s.soname[0] ? s.soname : "a library without a soname", s.path, known[0].soname);
+	return NULL;
+}

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The in-process operator observer: a global at::RecordFunction callback pair whose start and
+ * end write one 32-byte record each into the calling thread's own ring, read out later by
+ * gpuspy_torch_ops_read(). Written in C: libtorch 1.13's callback types are plain function
+ * pointers and its at::RecordFunctionCallback is trivially copyable, so both cross the C++
+ * ABI as C types do (docs/TORCH_OBSERVER.md); nothing here needs a C++ runtime.
+ *
+ * Safety rules, as for the CUPTI bridge:
+ *  - nothing is registered with libtorch until the first enable, and disable unregisters:
+ *    with no recorder, operators run exactly as without gpuspy;
+ *  - libtorch copies the callback pointers into per-thread caches and into RecordFunctions
+ *    already running, so they may be called after removeCallback returned: both trampolines
+ *    first read g_on and return when it is 0, and the library is never unloaded (-z nodelete),
+ *    so no pointer libtorch holds ever dangles;
+ *  - a callback never blocks, never throws, allocates only a thread's first buffer, and
+ *    drops (counted) rather than waits when its thread's ring is full.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "torch_abi.h"
+#include "torch_ops.h"
+
+#define TBUF_RECS  8192	 /* per thread: 256 KiB, ~40 training steps of a small CNN */
+#define NAME_CACHE 64	 /* per thread, direct-mapped by the name's address */
+#define NAMES_MAX  16384 /* distinct names per process */
+#define NAME_HASH  (NAMES_MAX * 2)
+#define DEPTH_BITS 1024 /* nesting tracked exactly this deep; deeper ends are not kept */
+
+/* at::RecordFunctionCallback of torch 1.13 (record_function.h: start_, end_, sampling_prob_,
+ * scopes_[NUM_SCOPES = 10], needs_inputs_, needs_outputs_, needs_ids_). The start callback
+ * returns a std::unique_ptr<ObserverContext>, which is returned through a hidden pointer
+ * (rdi) that the callee hands back in rax: in C, a first parameter returned. */
+struct rf_callback_1_13 {
+	void **(*start)(void **ret, const void *rf);
+	void (*end)(const void *rf, void *ctx);
+	double sampling_prob;
+	unsigned char scopes[10];
+	unsigned char needs_inputs, needs_outputs, needs_ids;
+};
+_Static_assert(sizeof(struct rf_callback_1_13) == 40, "RecordFunctionCallback is 40 bytes");
+
+typedef uint64_t (*add_global_fn)(struct rf_callback_1_13 cb);
+typedef void (*remove_fn)(uint64_t handle);
+typedef const char *(*name_fn)(const void *rf);
+
+struct name_slot {
+	const char *ptr;  /* the address name() returned */
+	const char *text; /* the interned copy it was equal to then */
+	uint32_t id;
+};
+
+/* One thread's ring: the thread writes head, gpuspy_torch_ops_read() writes tail. */
+struct tbuf {
+	struct tbuf *next; /* the list of every buffer; buffers are never freed */
+	atomic_int in_use; /* owned by a live thread */
+	uint32_t tid;
+	_Atomic uint64_t head, tail;
+	_Atomic uint64_t dropped, recorded; /* written by the thread only */
+	uint32_t session;		    /* g_session when depth and the bits were last reset */
+	uint32_t depth;			/* RecordFunctions started in this session and not ended */
+	uint64_t kept[DEPTH_BITS / 64]; /* bit d: the start at depth d was recorded */
+	struct name_slot cache[NAME_CACHE];
+	struct gpuspy_torch_op recs[TBUF_RECS];
+};
+
+static const struct torch_abi *g_abi;
+static add_global_fn g_add;
+static remove_fn g_remove;
+static name_fn g_name;
+
+static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER; /* init, enable, disable */
+static atomic_int g_on;					  /* the flag every callback reads first */
+static _Atomic uint32_t g_session;
+static uint64_t g_handle; /* libtorch's CallbackHandle, 0 when not registered */
+static uint32_t g_enables;
+
+static pthread_mutex_t g_read_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct tbuf *) g_bufs;
+static atomic_uint g_nbufs;
+static _Atomic uint64_t g_no_buffer;
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct tbuf *t_buf;
+
+/* Interned names: ids from 1; g_names[id] is set before the id is handed out. */
+static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *g_names[NAMES_MAX];
+static _Atomic uint32_t g_nnames; /* ids 1..g_nnames-1 are used */
+static uint32_t g_hash[NAME_HASH];
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The id of a name, interned at its first sight; 0 when the table is full. */
+static uint32_t intern(const char *name, const char **text)
+{
+	uint32_t h = fnv1a(name), i, id = 0;
+
+	pthread_mutex_lock(&g_names_lock);
+	for (i = h % NAME_HASH;; i = (i + 1) % NAME_HASH) {
+		uint32_t cand = g_hash[i];
+
+		if (!cand) {
+			uint32_t n = atomic_load_explicit(&g_nnames, memory_order_relaxed);
+			char *copy;
+
+			if (!n)
+				n = 1;
+			if (n >= NAMES_MAX || !(copy = strdup(name)))
+				break;
+			g_names[n] = copy;
+			g_hash[i] = id = n;
+			atomic_store_explicit(&g_nnames, n + 1, memory_order_release);
+			break;
+		}
+		if (!strcmp(g_names[cand], name)) {
+			id = cand;
+			break;
+		}
+	}
+	*text = id ? g_names[id] : NULL;
+	pthread_mutex_unlock(&g_names_lock);
+	return id;
+}
+
+/*
+ * name() of a RecordFunction points into its FunctionSchema (stable) or into its own
+ * std::string (a user scope, an autograd node: freed with it, and often inside the object
+ * on the stack, so the next name may have the same address). The cache is therefore keyed by
+ * address but trusted only when the text still equals what was interned.
+ */
+static uint32_t name_id(struct tbuf *b, const char *name)
+{
+	struct name_slot *s = &b->cache[((uintptr_t)name >> 3) % NAME_CACHE];
+	const char *text;
+	uint32_t id;
+
+	if (s->ptr == name && s->text && !strcmp(name, s->text))
+		return s->id;
+	id = intern(name, &text);
+	s->ptr = name;
+	s->text = text;
+	s->id = id;
+	return id;
+}
+
+static void release_buf(void *p)
+{
+	struct tbuf *b = p;
+
+	/* runs in the exiting thread, after its C++ thread_local destructors (glibc) */
+	t_buf = NULL;
+	atomic_store_explicit(&b->in_use, 0, memory_order_release);
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&g_key, release_buf))
+		g_key = (pthread_key_t)-1;
+}
+
+/* This thread's buffer: an exited thread's fully read one, else a new one. */
+static struct tbuf *thread_buf(void)
+{
+	struct tbuf *b;
+
+	if (t_buf)
+		return t_buf;
+	pthread_once(&g_key_once, make_key);
+	for (b = atomic_load(&g_bufs); b; b = b->next) {
+		int free_one = 0;
+
+		if (atomic_load(&b->head) != atomic_load(&b->tail))
+			continue;
+		if (atomic_compare_exchange_strong(&b->in_use, &free_one, 1))
+			break;
+	}
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		atomic_store(&b->in_use, 1);
+		b->next = atomic_load(&g_bufs);
+		while (!atomic_compare_exchange_weak(&g_bufs, &b->next, b))
+			;
+		atomic_fetch_add(&g_nbufs, 1);
+	}
+	b->tid = (uint32_t)gettid();
+	b->session = 0;
+	b->depth = 0;
+	t_buf = b;
+	/* without the key the buffer stays owned after the thread exits: lost, not wrong */
+	if (g_key != (pthread_key_t)-1)
+		pthread_setspecific(g_key, b);
+	return b;
+}
+
+/* A counter only its buffer's thread writes: no locked read-modify-write per operator. */
+static void count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static int put(struct tbuf *b, const void *rf, int kind)
+{
+	const unsigned char *p = rf;
+	uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);
+	struct gpuspy_torch_op *r;
+	uint64_t fwd;
+	uint32_t idx;
+	const char *name;
+
+	if (h - atomic_load_explicit(&b->tail, memory_order_acquire) >= TBUF_RECS) {
+		count(&b->dropped);
+		return 0;
+	}
+	r = &b->recs[h % TBUF_RECS];
+	r->ts = now_ns();
+	r->tid = b->tid;
+	r->kind = (uint8_t)kind;
+	memcpy(&r->seq_nr, p + g_abi->off_seq_nr, sizeof(r->seq_nr));
+	r->scope = p[g_abi->off_scope];
+	memcpy(&idx, p + g_abi->off_fn_index, sizeof(idx));
+	r->flags = p[g_abi->off_is_async] ? GPUSPY_TORCH_OP_ASYNC : 0;
+	memcpy(&fwd, p + g_abi->off_fwd_tid, sizeof(fwd));
+	r->fwd_tid = (uint32_t)fwd;
+	r->pad = 0;
+	/* name() throws std::bad_variant_access when fn_ holds nothing: never call it then */
+	name = idx <= 1 ? g_name(rf) : NULL;
+	r->name_id = name ? name_id(b, name) : 0;
+	atomic_store_explicit(&b->head, h + 1, memory_order_release);
+	count(&b->recorded);
+	return 1;
+}
+
+static struct tbuf *session_buf(void)
+{
+	struct tbuf *b = thread_buf();
+	uint32_t session = atomic_load_explicit(&g_session, memory_order_relaxed);
+
+	if (!b) {
+		atomic_fetch_add_explicit(&g_no_buffer, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (b->session != session) {
+		b->session = session;
+		b->depth = 0;
+	}
+	return b;
+}
+
+static void **on_start(void **ret, const void *rf)
+{
+	struct tbuf *b;
+	uint32_t d;
+	int kept;
+
+	*ret = NULL; /* no ObserverContext: libtorch's unique_ptr stays empty */
+	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+		return ret;
+	b = session_buf();
+	if (!b)
+		return ret;
+	kept = put(b, rf, GPUSPY_TORCH_OP_START);
+	d = b->depth++;
+	if (d < DEPTH_BITS) {
+		if (kept)
+			b->kept[d / 64] |= 1ull << (d % 64);
+		else
+			b->kept[d / 64] &= ~(1ull << (d % 64));
+	}
+	return ret;
+}
+
+static void on_end(const void *rf, void *ctx)
+{
+	struct tbuf *b;
+	uint32_t d;
+
+	(void)ctx;
+	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+		return;
+	b = t_buf;
+	/* no buffer, another session, or a start before this session: its end is not kept */
+	if (!b || b->session != atomic_load_explicit(&g_session, memory_order_relaxed) || !b->depth)
+		return;
+	d = --b->depth;
+	if (d < DEPTH_BITS && (b->kept[d / 64] >> (d % 64) & 1))
+		put(b, rf, GPUSPY_TORCH_OP_END);
+}
+
+int gpuspy_torch_ops_init(const struct gpuspy_torch_syms *syms, char *why, size_t why_len)
+{
+	const struct torch_abi *abi;
+	char dummy[8];
+	int err = 0;
+
+	if (!why || !why_len) {
+		why = dummy;
+		why_len = sizeof(dummy);
+	}
+	why[0] = '\0';
+	pthread_mutex_lock(&g_ctl);
+	if (g_abi)
+		goto out;
+	abi = syms ? torch_abi_find(syms, why, why_len) : NULL;
+	if (!abi) {
+		if (!syms)
+			snprintf(why, why_len, "no libtorch entry points given");
+		err = -1;
+		goto out;
+	}
+	if (abi->callback_size != sizeof(struct rf_callback_1_13)) {
+		snprintf(why, why_len, "RecordFunctionCallback size mismatch");
+		err = -1;
+		goto out;
+	}
+	g_add = (add_global_fn)(uintptr_t)syms->add_global_callback;
+	g_remove = (remove_fn)(uintptr_t)syms->remove_callback;
+	g_name = (name_fn)(uintptr_t)syms->rf_name;
+	g_abi = abi;
+out:
+	pthread_mutex_unlock(&g_ctl);
+	return err;
+}
+
+int gpuspy_torch_ops_enable(void)
+{
+	struct rf_callback_1_13 cb = {
+	    .start = on_start,
+	    .end = on_end,
+	    .sampling_prob = 1.0,
+	};
+	int err = 0;
+
+	memset(cb.scopes, 1, sizeof(cb.scopes)); /* every RecordScope, as the constructor does */
+	pthread_mutex_lock(&g_ctl);
+	if (!g_abi) {
+		err = -1;
+	} else if (!g_handle) {
+		atomic_fetch_add(&g_session, 1);
+		atomic_store(&g_on, 1);
+		g_handle = g_add(cb);
+		g_enables++;
+	}
+	pthread_mutex_unlock(&g_ctl);
+	return err;
+}
+
+void gpuspy_torch_ops_disable(void)
+{
+	pthread_mutex_lock(&g_ctl);
+	atomic_store(&g_on, 0);
+	if (g_handle) {
+		g_remove(g_handle);
+		g_handle = 0;
+	}
+	pthread_mutex_unlock(&g_ctl);
+}
+
+void gpuspy_torch_ops_set_recording(int on)
+{
+	pthread_mutex_lock(&g_ctl);
+	if (g_handle && (on != 0) != atomic_load(&g_on)) {
+		/* a new session: ranges begun while off must not pop the bits of others */
+		if (on)
+			atomic_fetch_add(&g_session, 1);
+		atomic_store(&g_on, on != 0);
+	}
+	pthread_mutex_unlock(&g_ctl);
+}
+
+void torch_ops_after_fork_child(void)
+{
+	/* the child's only thread: any lock may have been held by a thread it does not have */
+	atomic_store(&g_on, 0);
+	pthread_mutex_init(&g_ctl, NULL);
+	pthread_mutex_init(&g_read_lock, NULL);
+	pthread_mutex_init(&g_names_lock, NULL);
+}
+
+size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_t max)
+{
+	struct tbuf *b;
+	size_t n = 0;
+
+	pthread_mutex_lock(&g_read_lock);
+	for (b = atomic_load(&g_bufs); b && n < max; b = b->next) {
+		uint64_t t = atomic_load_explicit(&b->tail, memory_order_relaxed);
+		uint64_t h = atomic_load_explicit(&b->head, memory_order_acquire);
+
+		for (; t != h && n < max; t++)
+			out[n++] = b->recs[t % TBUF_RECS];
+		atomic_store_explicit(&b->tail, t, memory_order_release);
+	}
+	pthread_mutex_unlock(&g_read_lock);
+	return n;
+}
+
+const char *gpuspy_torch_ops_name(uint32_t id)
+{
+	if (!id || id >= atomic_load_explicit(&g_nnames, memory_order_acquire))
+		return NULL;
+	return g_names[id];
+}
+
+void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out)
+{
+	struct tbuf *b;
+	uint32_t n = atomic_load(&g_nnames);
+
+	memset(out, 0, sizeof(*out));
+	out->no_buffer = atomic_load(&g_no_buffer);
+	for (b = atomic_load(&g_bufs); b; b = b->next) {
+		out->dropped += atomic_load(&b->dropped);
+		out->recorded += atomic_load(&b->recorded);
+		out->pending += atomic_load(&b->head) - atomic_load(&b->tail);
+	}
+	out->names = n ? n - 1 : 0;
+	out->buffers = atomic_load(&g_nbufs);
+	pthread_mutex_lock(&g_ctl);
+	out->enables = g_enables;
+	pthread_mutex_unlock(&g_ctl);
+}
