@@ -254,9 +254,9 @@ teardown() {
 
 @test "format 2: a span-heavy recording takes at most 32 bytes per event, in compressed blocks" {
 	require_spans
-	# file header: magic, version 2.2; the first block is a format 2 one
+	# file header: magic, version 2.3; the first block is a format 2 one
 	[ "$(head -c 8 "$SPANS")" = GPUSPYTR ]
-	[ "$(le_at "$SPANS" 8 2).$(le_at "$SPANS" 10 2)" = 2.2 ]
+	[ "$(le_at "$SPANS" 8 2).$(le_at "$SPANS" 10 2)" = 2.3 ]
 	[ "$(dd if="$SPANS" bs=1 skip=160 count=4 status=none)" = GSZB ]
 	summary=$(grep -o '([0-9]* records, [0-9]* events, [0-9]* lost)' "$FIXTURE_DIR/spans.log")
 	read -r records events lost <<< "$(echo "$summary" | tr -dc '0-9 ' | awk '{print $1, $2, $3}')"

@@ -18,7 +18,7 @@
 
 #define GS_TRACE_MAGIC	       "GPUSPYTR"
 #define GS_TRACE_VERSION_MAJOR 2 /* what the writer writes; readers read 1 and 2 */
-#define GS_TRACE_VERSION_MINOR 2 /* new record types bump this; readers skip unknown types */
+#define GS_TRACE_VERSION_MINOR 3 /* new record types bump this; readers skip unknown types */
 #define GS_TRACE_OLDEST_MAJOR  1 /* the oldest major readers still read */
 #define GS_BLOCK_MAGIC	       0x4b425347u /* "GSBK" little-endian: format 1's raw blocks */
 #define GS_ZBLOCK_MAGIC	       0x425a5347u /* "GSZB" little-endian: format 2's blocks */
