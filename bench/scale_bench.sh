@@ -96,5 +96,5 @@ rm -f "$work/x.sqlite"
 echo
 for f in "chrome JSON:$json" "perfetto protobuf:$proto" "sqlite:$db"; do
 	awk -v f="${f%%:*}" -v b="${f##*:}" -v n="$hdr" \
-		'BEGIN { printf "export %s: %d bytes, %.1f per event\n", f, b, n ? b / n : 0 }'
+		'BEGIN { printf "export %s: %.0f bytes, %.1f per event\n", f, b, n ? b / n : 0 }'
 done
