@@ -106,20 +106,26 @@ loop_start() {
 	wait_line "$work/loop.out" READY 60 "$loop_pid" || bench_fail "torch_loop.py did not start"
 }
 
-# loop_go: runs one timed loop, returns once it printed LOOP_DONE (the process then waits for
-# the next command); sets iter_us, that loop's median per iteration
-loop_go() {
-	lg_done=$(grep -c LOOP_DONE "$work/loop.out" || true)
-	echo go >&4
-	lg_i=0
-	while [ "$(grep -c LOOP_DONE "$work/loop.out" || true)" -le "$lg_done" ]; do
-		lg_i=$((lg_i + 1))
-		if [ $lg_i -ge 120000 ] || ! kill -0 "$loop_pid" 2> /dev/null; then
+# loop_send COMMAND WHAT: sends the waiting loop process a command and returns once it printed
+# LOOP_DONE for it (the process then waits for the next); fails naming WHAT if it died or took
+# more than 10 minutes
+loop_send() {
+	ls_done=$(grep -c LOOP_DONE "$work/loop.out" || true)
+	echo "$1" >&4
+	ls_i=0
+	while [ "$(grep -c LOOP_DONE "$work/loop.out" || true)" -le "$ls_done" ]; do
+		ls_i=$((ls_i + 1))
+		if [ $ls_i -ge 120000 ] || ! kill -0 "$loop_pid" 2> /dev/null; then
 			tail -5 "$work/loop.err" >&2
-			bench_fail "torch_loop.py failed"
+			bench_fail "$2 failed"
 		fi
 		sleep 0.005
 	done
+}
+
+# loop_go: runs one timed loop; sets iter_us, that loop's median per iteration
+loop_go() {
+	loop_send go torch_loop.py
 	iter_us=$(grep '^ITER_US ' "$work/loop.out" | tail -1 | field median)
 }
 

@@ -57,17 +57,7 @@ loop=$here/observer_bench.py
 
 # run NAME: one configuration in the waiting process; sets med (µs per iteration) and ops
 run() {
-	rn_done=$(grep -c LOOP_DONE "$work/loop.out" || true)
-	echo "$1" >&4
-	rn_i=0
-	while [ "$(grep -c LOOP_DONE "$work/loop.out" || true)" -le "$rn_done" ]; do
-		rn_i=$((rn_i + 1))
-		if [ $rn_i -ge 120000 ] || ! kill -0 "$loop_pid" 2> /dev/null; then
-			tail -5 "$work/loop.err" >&2
-			bench_fail "observer_bench.py failed"
-		fi
-		sleep 0.005
-	done
+	loop_send "$1" observer_bench.py
 	med=$(grep "^RESULT $1 " "$work/loop.out" | tail -1 | field median)
 	ops=$(grep "^RESULT $1 " "$work/loop.out" | tail -1 | field ops)
 }
