@@ -222,6 +222,18 @@ static bool privileged_by_exec(pid_t pid, const char *dir, char *why, size_t len
 }
 
 /* Reasons to leave the process alone that need no ptrace: 0 to go on. */
+/* PF_EXITING (include/linux/sched.h), in the flags of /proc/PID/stat: do_exit() has begun. */
+#define TASK_PF_EXITING 0x4ull
+
+/* Whether the process is gone or exiting: it has let go of its memory and filesystem, so its
+ * environment reads empty and its root cannot be followed, which would look like a container. */
+static bool exiting(pid_t pid)
+{
+	unsigned long long flags;
+
+	return procfs_stat_field(pid, 9, &flags) || (flags & TASK_PF_EXITING);
+}
+
 static int check_process(struct target *t)
 {
 	struct bridge_inject_result *res = t->res;
@@ -261,6 +273,10 @@ static int check_process(struct target *t)
 	proc_maps_host_path(t->pid, t->bridge, seen, sizeof(seen));
 	if (stat(seen, &st) || st.st_dev != t->bridge_st.st_dev ||
 	    st.st_ino != t->bridge_st.st_ino) {
+		if (exiting(t->pid)) {
+			set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ESRCH, "the process is exiting");
+			return -1;
+		}
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
 			   "%s is not the same file in the process's filesystem (a container?)",
 			   t->bridge);
