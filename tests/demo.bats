@@ -33,6 +33,16 @@ load helpers
 	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_gpu_kern_sum --format json |
 		jq -e '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == 8 and .total_ns == 160000000'
 	python3 "$ROOT/tests/lib/check_kineto.py" "$BUILD/demo/cuda.kineto.json"
+	# the Perfetto file parses; the SQLite one answers nsys's kernel query as the report does
+	protoc --decode_raw < "$BUILD/demo/cuda.perfetto-trace" > /dev/null
+	[[ "$output" == *"instances"*"total_ns"* ]]
+	"$GPUSPY" report "$BUILD/demo/cuda.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq -r '.[] | "\(.name)|\(.instances)"' | sort > "$BUILD/demo/kern.report"
+	sqlite3 "$BUILD/demo/cuda.sqlite" "SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL
+		AS k JOIN StringIds AS s ON s.id = k.demangledName GROUP BY s.value" |
+		sort > "$BUILD/demo/kern.sql"
+	[ -s "$BUILD/demo/kern.sql" ]
+	diff "$BUILD/demo/kern.report" "$BUILD/demo/kern.sql"
 	# a running CUDA program started without the bridge: loaded on attach, GPU times follow
 	[[ "$output" == *"CUPTI bridge loaded (thread "*"paused "* ]]
 	"$GPUSPY" report "$BUILD/demo/attach.gpuspy" --report gpu_mode,cuda_gpu_kern_sum --format json |

@@ -30,6 +30,15 @@ echo "   and what the launching thread was doing meanwhile"
 "$build/gpuspy" report "$out/cuda.gpuspy" --report cuda_gpu_kern_sum,gpu_util,gpu_idle --limit 4
 "$build/gpuspy" export "$out/cuda.gpuspy" --format chrome -o "$out/cuda.json"
 "$build/gpuspy" export "$out/cuda.gpuspy" --format kineto -o "$out/cuda.kineto.json"
+"$build/gpuspy" export "$out/cuda.gpuspy" --format perfetto -o "$out/cuda.perfetto-trace"
+rm -f "$out/cuda.sqlite"
+"$build/gpuspy" export "$out/cuda.gpuspy" --format sqlite -o "$out/cuda.sqlite"
+echo "== gpuspy export --format sqlite: nsys's tables; nsys's kernel summary query, unchanged,"
+echo "   run by sqlite3 (the same figures as cuda_gpu_kern_sum above)"
+sqlite3 -header -column "$out/cuda.sqlite" "SELECT s.value AS name, count(*) AS instances,
+	sum(k.end - k.start) AS total_ns FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+	JOIN StringIds AS s ON s.id = k.demangledName GROUP BY s.value ORDER BY total_ns DESC"
+echo
 
 # Waits until FILE has a line containing TEXT (the programs say when they are ready).
 wait_for() { # FILE TEXT
@@ -213,6 +222,8 @@ echo "trace:    $out/demo.gpuspy"
 echo "timeline: $out/demo.json  (open it in https://ui.perfetto.dev)"
 echo "CUDA timeline: $out/cuda.json  (CUDA API spans, GPU tracks per stream with launch flows)"
 echo "Kineto trace:  $out/cuda.kineto.json  (for Holistic Trace Analysis / TensorBoard)"
+echo "Perfetto trace: $out/cuda.perfetto-trace  (Perfetto's own protobuf, for large recordings)"
+echo "SQLite:        $out/cuda.sqlite  (nsys's tables: SQL written for nsys runs on it)"
 echo "attach timeline: $out/attach.json  (the bridge loaded on attach: the pause it cost, the GPU"
 echo "                 work launched while attached)"
 echo "PyTorch timeline: $out/torch.json  (cpu_op slices, Python stacks on every span, CPU"
