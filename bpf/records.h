@@ -66,6 +66,8 @@ enum gs_record_type {
 	/* written by the in-process operator observer (libgpuspy_torch.so), in GS_REC_GPU_BATCH */
 	GS_REC_TORCH_OP = 29,	/* a RecordFunction's start or end */
 	GS_REC_TORCH_NAME = 30, /* an observer name id and its text */
+	/* written by the CUPTI bridge, in GS_REC_GPU_BATCH */
+	GS_REC_GPU_DEVICE = 31, /* a GPU's properties, from CUPTI's device record */
 	/* written by the loader */
 	GS_REC_TRACE_INFO = 100,
 	GS_REC_FD_NAME = 101, /* BPF at open(), or the loader from /proc */
@@ -447,6 +449,36 @@ struct gs_torch_name {
 	char text[]; /* NUL-terminated: "aten::addmm", "Optimizer.step#SGD.step", ... */
 };
 
+/*
+ * GS_REC_GPU_DEVICE: one GPU's properties as CUPTI reports them (CUpti_ActivityDevice5,
+ * CUPTI_ACTIVITY_KIND_DEVICE), sent by the bridge whenever CUPTI hands it one (every device at
+ * each CUPTI session; repeats carry the same values). `device` is the index the GPU records of
+ * the process carry. Kineto's deviceProperties are written from these.
+ */
+struct gs_gpu_device {
+	struct gs_hdr hdr;   /* tid 0; ts: when the bridge converted it */
+	__u64 global_mem;    /* bytes */
+	__u64 mem_bandwidth; /* global memory bandwidth, kB/s */
+	__u32 device;	     /* CUPTI's device id */
+	__u32 compute_major; /* compute capability */
+	__u32 compute_minor;
+	__u32 sms;	 /* multiprocessors */
+	__u32 warp_size; /* threads per warp */
+	__u32 max_threads_per_block;
+	__u32 max_warps_per_sm;	 /* resident warps per multiprocessor */
+	__u32 max_blocks_per_sm; /* resident blocks per multiprocessor */
+	__u32 regs_per_block;	 /* 32-bit registers */
+	__u32 regs_per_sm;
+	__u32 smem_per_block; /* bytes of shared memory a block may have */
+	__u32 smem_per_sm;    /* bytes */
+	__u32 l2_cache;	      /* bytes */
+	__u32 const_mem;      /* bytes */
+	__u32 core_clock_khz;
+	__u32 copy_engines;
+	__u8 uuid[16]; /* CUPTI's uuid, as the driver reports it */
+	char name[];   /* NUL-terminated: "NVIDIA H100 80GB HBM3" */
+};
+
 /* GS_REC_GPU_LOSS (loader): batches BPF could not put in the ring buffer and the records they
  * held, and batches missing from a bridge's sequence; cumulative. */
 struct gs_gpu_loss {
@@ -621,6 +653,7 @@ GS_REC_ASSERT_SIZE(struct gs_nvtx, 48);
 GS_REC_ASSERT_SIZE(struct gs_gpu_clock, 48);
 GS_REC_ASSERT_SIZE(struct gs_bridge_status, 48);
 GS_REC_ASSERT_SIZE(struct gs_gpu_overhead, 40);
+GS_REC_ASSERT_SIZE(struct gs_gpu_device, 120);
 GS_REC_ASSERT_SIZE(struct gs_torch_op, 48);
 GS_REC_ASSERT_SIZE(struct gs_torch_name, 32);
 GS_REC_ASSERT_SIZE(struct gs_gpu_loss, 48);

@@ -10,6 +10,7 @@
  * with, or stolen from, them).
  */
 #include <cupti.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +23,22 @@
 /* Weak: a CUPTI without it (the simulator) already reports gettid() in API records. */
 #pragma weak cuptiSetThreadIdType
 
+/* Devices are enabled with cuptiActivityEnableAndDump: CUPTI emits a device's record when CUDA
+ * initialises it, so a session opened later (gpuspy attached to a running program, or a second
+ * recording) gets them only dumped (cupti_activity.h). */
 static const struct {
 	CUpti_ActivityKind kind;
 	const char *name;
+	bool dump;
 } g_kinds[] = {
-    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime"},
-    {CUPTI_ACTIVITY_KIND_DRIVER, "driver"},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
-    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", false},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", false},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", false},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", false},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver", false},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync", false},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead", false},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "device", true},
 };
 #define N_KINDS (sizeof(g_kinds) / sizeof(g_kinds[0]))
 
@@ -99,13 +105,15 @@ static size_t enable_kinds(char *list, size_t list_len)
 
 	list[0] = '\0';
 	for (size_t i = 0; i < N_KINDS; i++) {
-		CUptiResult r = cuptiActivityEnable(g_kinds[i].kind);
+		CUptiResult r = g_kinds[i].dump ? cuptiActivityEnableAndDump(g_kinds[i].kind)
+						: cuptiActivityEnable(g_kinds[i].kind);
 
 		g_enabled[i] = r == CUPTI_SUCCESS;
 		if (r != CUPTI_SUCCESS) {
-			status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r,
-				    "cuptiActivityEnable(%s) failed: %s: not recorded",
-				    g_kinds[i].name, result_name(r));
+			status_emit(
+			    GS_BRIDGE_CUPTI_ERROR, (int)r, "%s(%s) failed: %s: not recorded",
+			    g_kinds[i].dump ? "cuptiActivityEnableAndDump" : "cuptiActivityEnable",
+			    g_kinds[i].name, result_name(r));
 			continue;
 		}
 		on++;

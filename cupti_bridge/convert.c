@@ -3,7 +3,7 @@
  * CUPTI activity records -> bpf/records.h records. The struct read for each kind is the one
  * NVIDIA's CUPTI 13 headers document for it (CUpti_ActivityKernel10 for KERNEL and
  * CONCURRENT_KERNEL, Memcpy6, Memset4, API for RUNTIME and DRIVER, Synchronization2,
- * Overhead3): CUPTI fills the newest version its headers declare, so building against
+ * Overhead3, Device5): CUPTI fills the newest version its headers declare, so building against
  * CUPTI 13's headers and running with CUPTI 13 keep reader and writer in step.
  *
  * Times: hdr.ts is the start on CLOCK_MONOTONIC (clock.c), dur_ns = end - start. CUPTI gives
@@ -147,6 +147,39 @@ static void put_overhead(const CUpti_ActivityOverhead3 *o)
 	batch_add(&r.hdr);
 }
 
+/* A device record has no time: it describes the GPU, so every session keeps it (the model keeps
+ * one per process and device). */
+static void put_device(const CUpti_ActivityDevice5 *d)
+{
+	union bridge_rec r;
+	struct gs_gpu_device *g = (struct gs_gpu_device *)&r;
+
+	memset(g, 0, sizeof(*g));
+	g->global_mem = d->globalMemorySize;
+	g->mem_bandwidth = d->globalMemoryBandwidth;
+	g->device = d->id;
+	g->compute_major = d->computeCapabilityMajor;
+	g->compute_minor = d->computeCapabilityMinor;
+	g->sms = d->numMultiprocessors;
+	g->warp_size = d->numThreadsPerWarp;
+	g->max_threads_per_block = d->maxThreadsPerBlock;
+	g->max_warps_per_sm = d->maxWarpsPerMultiprocessor;
+	g->max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+	g->regs_per_block = d->maxRegistersPerBlock;
+	g->regs_per_sm = d->maxRegistersPerMultiprocessor;
+	g->smem_per_block = d->maxSharedMemoryPerBlock;
+	g->smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+	g->l2_cache = d->l2CacheSize;
+	g->const_mem = d->constantMemorySize;
+	g->core_clock_khz = d->coreClockRate;
+	g->copy_engines = d->numMemcpyEngines;
+	_Static_assert(sizeof(g->uuid) == sizeof(d->uuid.bytes), "CUuuid is 16 bytes");
+	memcpy(g->uuid, d->uuid.bytes, sizeof(g->uuid));
+	bridge_rec_finish(&r, GS_REC_GPU_DEVICE, sizeof(*g), 0, bridge_now_ns(),
+			  d->name ? d->name : "");
+	batch_add(&r.hdr);
+}
+
 /* The start of a record, in CUPTI's clock, for the "launched while attached" filter. */
 static uint64_t record_start(const CUpti_Activity *a)
 {
@@ -199,11 +232,17 @@ void convert_record(const void *cupti_record, uint64_t floor_cupti, int keep)
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		put_overhead((const CUpti_ActivityOverhead3 *)a);
 		break;
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		put_device((const CUpti_ActivityDevice5 *)a);
+		break;
 	default:
 		break; /* a kind the bridge did not enable */
 	}
 done:
-	/* CUPTI hands ownership of an overhead record's details to the client */
+	/* CUPTI hands ownership of an overhead record's details and of a device record's name to
+	 * the client (cupti_activity.h: "Client is responsible for freeing this memory") */
 	if (a->kind == CUPTI_ACTIVITY_KIND_OVERHEAD)
 		free(((const CUpti_ActivityOverhead3 *)a)->overheadData);
+	else if (a->kind == CUPTI_ACTIVITY_KIND_DEVICE)
+		free((void *)((const CUpti_ActivityDevice5 *)a)->name);
 }

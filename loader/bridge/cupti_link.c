@@ -430,7 +430,7 @@ static int write_records(struct cupti_link *cl, struct bridge_proc *p, const str
 			break; /* a malformed tail: nothing after it can be framed */
 		memcpy(rec.bytes, at, h->size);
 		at += h->size;
-		if ((rec.hdr.type < GS_REC_GPU_KERNEL || rec.hdr.type > GS_REC_TORCH_NAME) ||
+		if ((rec.hdr.type < GS_REC_GPU_KERNEL || rec.hdr.type > GS_REC_GPU_DEVICE) ||
 		    !gs_record_valid(&rec.hdr))
 			continue;
 		rec.hdr.pid = b->hdr.pid;

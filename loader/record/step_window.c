@@ -96,6 +96,8 @@ static enum rec_class classify(uint16_t type)
 	case GS_REC_LOSS_MORE:
 	case GS_REC_GPU_LOSS:
 		return REC_STATS;
+	case GS_REC_GPU_DEVICE: /* a GPU's properties: sent once per CUPTI session, not an event */
+		return REC_META;
 	default:
 		return REC_META;
 	}

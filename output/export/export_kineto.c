@@ -27,24 +27,58 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Kineto's deviceProperties: an entry per device index seen. The trace holds no device
- * properties, so only the index and a name; 0, or -1 when out of memory. */
+/* One device's entry with Kineto's keys (libkineto's DeviceProperties.cpp reads them from
+ * cudaGetDeviceProperties), from the CUPTI device record the bridge sent. CUPTI's record has no
+ * sharedMemPerBlockOptin, so that key is left out; maxThreadsPerMultiprocessor is CUPTI's
+ * resident warps per multiprocessor times the warp size. */
+static void device_entry(FILE *out, const struct gpu_device *d)
+{
+	const struct gs_gpu_device *r = &d->rec;
+
+	fprintf(out, "{\"id\": %u, \"name\": ", r->device);
+	json_print_string(out, d->name);
+	fprintf(out,
+		", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %u, \"computeMinor\": %u"
+		", \"maxThreadsPerBlock\": %u, \"maxThreadsPerMultiprocessor\": %" PRIu64
+		", \"regsPerBlock\": %u, \"regsPerMultiprocessor\": %u, \"warpSize\": %u"
+		", \"sharedMemPerBlock\": %u, \"sharedMemPerMultiprocessor\": %u"
+		", \"numSms\": %u}",
+		(uint64_t)r->global_mem, r->compute_major, r->compute_minor,
+		r->max_threads_per_block, (uint64_t)r->max_warps_per_sm * r->warp_size,
+		r->regs_per_block, r->regs_per_sm, r->warp_size, r->smem_per_block, r->smem_per_sm,
+		r->sms);
+}
+
+/* Kineto's deviceProperties: an entry per device index seen, in GPU work or in a CUPTI device
+ * record. Where several processes recorded one index (each with its own devices), the first
+ * record read describes it; a device without a record (a bridge older than GS_REC_GPU_DEVICE)
+ * gets only its index and "GPU N". 0, or -1 when out of memory. */
 static int device_properties(FILE *out, const struct gpu_model *g)
 {
-	uint32_t *dev = malloc((g->nops + 1) * sizeof(*dev));
+	uint32_t *dev = malloc((g->nops + g->ndevices + 1) * sizeof(*dev));
 	size_t n = 0;
 
 	if (!dev)
 		return -1;
 	for (size_t i = 0; i < g->nops; i++)
 		dev[n++] = g->ops[i].device;
+	for (size_t i = 0; i < g->ndevices; i++)
+		dev[n++] = g->devices[i].rec.device;
 	qsort(dev, n, sizeof(*dev), cmp_u32);
 	fputs("  \"deviceProperties\": [", out);
 	for (size_t i = 0, shown = 0; i < n; i++) {
+		const struct gpu_device *d = NULL;
+
 		if (i && dev[i] == dev[i - 1])
 			continue;
-		fprintf(out, "%s\n    {\"id\": %u, \"name\": \"GPU %u\"}", shown++ ? "," : "",
-			dev[i], dev[i]);
+		for (size_t k = 0; k < g->ndevices && !d; k++)
+			if (g->devices[k].rec.device == dev[i])
+				d = &g->devices[k];
+		fputs(shown++ ? ",\n    " : "\n    ", out);
+		if (d)
+			device_entry(out, d);
+		else
+			fprintf(out, "{\"id\": %u, \"name\": \"GPU %u\"}", dev[i], dev[i]);
 	}
 	fputs(n ? "\n  ],\n" : "],\n", out);
 	free(dev);

@@ -60,6 +60,8 @@ static bool gpu_record_valid(const struct gs_hdr *rec)
 		return rec->size >= sizeof(struct gs_torch_op);
 	case GS_REC_TORCH_NAME:
 		return tail_string_valid(rec, sizeof(struct gs_torch_name));
+	case GS_REC_GPU_DEVICE:
+		return tail_string_valid(rec, sizeof(struct gs_gpu_device));
 	case GS_REC_GPU_LOSS:
 		return rec->size >= sizeof(struct gs_gpu_loss);
 	default:

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define FAKECUDA_HOOKS_SYMBOL  "fakecuda_internal_hooks"
-#define FAKECUDA_HOOKS_VERSION 1u
+#define FAKECUDA_HOOKS_VERSION 2u
 
 /* Values deliberately equal CUPTI_CB_DOMAIN_DRIVER_API / _RUNTIME_API. */
 enum fc_domain { FC_DOMAIN_DRIVER = 1, FC_DOMAIN_RUNTIME = 2 };
@@ -99,6 +99,9 @@ struct fc_sink {
 	void (*api_exit)(void *ud, struct fc_api_call *call);
 	void (*work)(void *ud, const struct fc_work *work);
 	void *ud;
+	/* cuInit finished initialising the driver (CUPTI emits its device records then); on
+	 * the thread that called cuInit, after the injection's InitializeInjection returned */
+	void (*initialized)(void *ud);
 };
 
 /* Per-call bookkeeping the runtime keeps on its stack between begin/end. */
@@ -117,6 +120,15 @@ struct fakecuda_hooks {
 			  const char *symbol);
 	void (*api_end)(struct fc_api_frame *f, int result);
 	uint64_t (*now_ns)(void);
+	/* What cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem, cuDeviceGetUuid and
+	 * cuDeviceGetAttribute report, without being API calls (CUPTI's device records must not
+	 * add driver calls to the trace). device_count is 0 until cuInit has finished; the others
+	 * return a CUresult. `attrib` is a CUdevice_attribute. */
+	int (*device_count)(void);
+	int (*device_name)(char *name, int len, int ordinal);
+	int (*device_total_mem)(uint64_t *bytes, int ordinal);
+	int (*device_uuid)(uint8_t uuid[16], int ordinal);
+	int (*device_attribute)(int *value, int attrib, int ordinal);
 };
 
 #endif

@@ -10,7 +10,7 @@
 bool gpu_model_takes(uint16_t type)
 {
 	return (type >= GS_REC_GPU_KERNEL && type <= GS_REC_GPU_OVERHEAD) ||
-	       type == GS_REC_GPU_LOSS || type == GS_REC_BRIDGE_LOAD;
+	       type == GS_REC_GPU_DEVICE || type == GS_REC_GPU_LOSS || type == GS_REC_BRIDGE_LOAD;
 }
 
 static struct gpu_proc *get_proc(struct gpu_model *g, uint32_t pid)
@@ -230,6 +230,38 @@ static int on_overhead(struct gpu_model *g, const struct gs_gpu_overhead *o)
 	return 0;
 }
 
+const struct gpu_device *gpu_model_device(const struct gpu_model *g, uint32_t pid, uint32_t device)
+{
+	for (size_t i = 0; i < g->ndevices; i++)
+		if (g->devices[i].pid == pid && g->devices[i].rec.device == device)
+			return &g->devices[i];
+	return NULL;
+}
+
+/* The bridge sends a device's record at every CUPTI session: the last one is kept (a process
+ * has a handful of GPUs, so a linear search is enough). */
+static int on_device(struct gpu_model *g, const struct gs_gpu_device *d)
+{
+	struct gpu_device *dev = (struct gpu_device *)gpu_model_device(g, d->hdr.pid, d->device);
+	char *name = strndup(d->name, GS_GPU_NAME_MAX - 1);
+
+	if (!name)
+		return -1;
+	if (!dev) {
+		dev = array_grow((void **)&g->devices, &g->ndevices, &g->devices_cap, sizeof(*dev));
+		if (!dev) {
+			free(name);
+			return -1;
+		}
+		dev->name = NULL;
+	}
+	dev->pid = d->hdr.pid;
+	memcpy(&dev->rec, d, sizeof(dev->rec));
+	free(dev->name);
+	dev->name = name;
+	return 0;
+}
+
 /* How the bridge came to be in the process (gpuspy loaded it on attach), or why not. */
 static int on_load(struct gpu_model *g, const struct gs_bridge_load *l)
 {
@@ -281,6 +313,9 @@ int gpu_model_apply(struct gpu_model *g, const struct gs_hdr *h)
 	case GS_REC_BRIDGE_LOAD:
 		g->records--; /* not a GPU record */
 		return on_load(g, (const void *)h);
+	case GS_REC_GPU_DEVICE:
+		g->records--; /* what a GPU is, not what it did */
+		return on_device(g, (const void *)h);
 	default:
 		g->records--;
 		return 0;
@@ -296,6 +331,9 @@ void gpu_model_free(struct gpu_model *g)
 	}
 	for (size_t i = 0; i < g->nnvtx; i++)
 		exact_stats_free(&g->nvtx[i].durs);
+	for (size_t i = 0; i < g->ndevices; i++)
+		free(g->devices[i].name);
+	free(g->devices);
 	for (size_t i = 0; g->kernel_durs && i < g->names.n; i++)
 		exact_stats_free(&g->kernel_durs[i]);
 	for (size_t i = 0; i < GPU_MEM_ROWS; i++) {

@@ -122,6 +122,14 @@ struct gpu_missed_launch {
 	uint16_t probe;
 };
 
+/* A GPU's properties as the bridge sent them (GS_REC_GPU_DEVICE), one per (process, device):
+ * device indexes are a process's own (CUDA_VISIBLE_DEVICES renumbers them). */
+struct gpu_device {
+	uint32_t pid;
+	struct gs_gpu_device rec; /* the fixed part of the last record for it */
+	char *name;
+};
+
 struct pid_filter;
 
 struct gpu_model {
@@ -135,6 +143,8 @@ struct gpu_model {
 	size_t nnvtx, nvtx_cap;
 	struct gpu_missed_launch *missed;
 	size_t nmissed, missed_cap;
+	struct gpu_device *devices; /* in the order first seen */
+	size_t ndevices, devices_cap;
 	struct string_pool names;
 	const struct pid_filter *filter; /* the processes the model was read for (NULL: all) */
 
@@ -168,6 +178,8 @@ const struct gpu_proc *gpu_model_proc(const struct gpu_model *g, uint32_t pid);
 /* The API record joined to the outermost uprobe call of (pid, tid) that started at ts. */
 const struct gpu_api *gpu_model_call_api(const struct gpu_model *g, uint32_t pid, uint32_t tid,
 					 uint64_t ts);
+/* The properties of device `device` of process `pid`, or NULL when none were recorded. */
+const struct gpu_device *gpu_model_device(const struct gpu_model *g, uint32_t pid, uint32_t device);
 /* The device of a context, from the kernels and copies that ran in it (syncs carry none). */
 uint32_t gpu_model_context_device(const struct gpu_model *g, uint32_t pid, uint32_t context);
 /* What the GPU records lost, by kind; the kinds add up to gpu_model_loss_total(). */

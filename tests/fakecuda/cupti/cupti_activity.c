@@ -11,7 +11,12 @@
  * the thread) to have begun after the enable and the kind to be enabled when
  * the driver reports them.  So a kernel already executing, or queued, when
  * CUPTI arrives never appears, and nothing launched after a disable does;
- * work launched in between is delivered even if it ends after the disable. */
+ * work launched in between is delivered even if it ends after the disable.
+ *
+ * Device records (CUpti_ActivityDevice5) are emitted when the driver finishes
+ * cuInit, to a client that enabled CUPTI_ACTIVITY_KIND_DEVICE before; later,
+ * only cuptiActivityEnableAndDump gives them, for the devices that exist
+ * (cupti_activity.h says both). */
 #include "cupti_internal.h"
 
 #include <stdlib.h>
@@ -203,6 +208,119 @@ static void put_sync(const struct fc_work *w)
 	append(&s, sizeof(s));
 }
 
+/* One device's record, with the values the driver's cuDevice* calls report (taken through
+ * the hooks, so no driver API call is made). The name is the client's to free, as the
+ * header says. Lock held. */
+static void put_device(const struct fakecuda_hooks *h, int ordinal)
+{
+	CUpti_ActivityDevice5 d;
+	char name[256];
+	uint64_t total = 0;
+	int v[CU_DEVICE_ATTRIBUTE_MAX] = {0};
+	static const int wanted[] = {
+	    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+	    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+	    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+	    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+	    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+	    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+	    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+	    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+	    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY,
+	    CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+	    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+	    CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+	    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+	    CU_DEVICE_ATTRIBUTE_ECC_ENABLED,
+	    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+	    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+	    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+	    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+	    CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT,
+	    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+	    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+	    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+	    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+	    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+	};
+
+	if (h->device_name(name, (int)sizeof(name), ordinal) != CUDA_SUCCESS ||
+	    h->device_total_mem(&total, ordinal) != CUDA_SUCCESS)
+		return;
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
+		h->device_attribute(&v[wanted[i]], wanted[i], ordinal);
+	memset(&d, 0, sizeof(d));
+	d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+	/* kB/s: memory clock (kHz) x bus width in bytes x 2 transfers per clock */
+	d.globalMemoryBandwidth = (uint64_t)v[CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE] *
+				  (uint64_t)(v[CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH] / 8) *
+				  2;
+	d.globalMemorySize = total;
+	d.constantMemorySize = (uint32_t)v[CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY];
+	d.l2CacheSize = (uint32_t)v[CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE];
+	d.numThreadsPerWarp = (uint32_t)v[CU_DEVICE_ATTRIBUTE_WARP_SIZE];
+	d.coreClockRate = (uint32_t)v[CU_DEVICE_ATTRIBUTE_CLOCK_RATE];
+	d.numMemcpyEngines = (uint32_t)v[CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT];
+	d.numMultiprocessors = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT];
+	d.maxIPC = 0; /* not simulated */
+	if (d.numThreadsPerWarp)
+		d.maxWarpsPerMultiprocessor =
+		    (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] /
+		    d.numThreadsPerWarp;
+	d.maxBlocksPerMultiprocessor =
+	    (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR];
+	d.maxSharedMemoryPerMultiprocessor =
+	    (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR];
+	d.maxRegistersPerMultiprocessor =
+	    (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR];
+	d.maxRegistersPerBlock = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK];
+	d.maxSharedMemoryPerBlock = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK];
+	d.maxThreadsPerBlock = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+	d.maxBlockDimX = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X];
+	d.maxBlockDimY = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y];
+	d.maxBlockDimZ = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z];
+	d.maxGridDimX = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X];
+	d.maxGridDimY = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y];
+	d.maxGridDimZ = (uint32_t)v[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z];
+	d.computeCapabilityMajor = (uint32_t)v[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
+	d.computeCapabilityMinor = (uint32_t)v[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
+	d.id = (uint32_t)ordinal;
+	d.eccEnabled = (uint32_t)v[CU_DEVICE_ATTRIBUTE_ECC_ENABLED];
+	h->device_uuid((uint8_t *)d.uuid.bytes, ordinal);
+	d.name = strdup(name);
+	d.isCudaVisible = 1;
+	d.gpuInstanceId = UINT32_MAX; /* no MIG */
+	d.computeInstanceId = UINT32_MAX;
+	d.numaId = invalidNumaId;
+	if (!d.name) {
+		g_dropped++;
+		return;
+	}
+	size_t before = g_dropped;
+	append(&d, sizeof(d));
+	if (g_dropped != before) /* not stored: nobody will free it */
+		free((void *)d.name);
+}
+
+/* Every device's record, if the kind is on. Takes the lock. */
+static void put_devices(void)
+{
+	const struct fakecuda_hooks *h = fc_cupti_hooks();
+	if (!h)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (__atomic_load_n(&g_enabled[CUPTI_ACTIVITY_KIND_DEVICE], __ATOMIC_ACQUIRE))
+		for (int i = 0, n = h->device_count(); i < n; i++)
+			put_device(h, i);
+	pthread_mutex_unlock(&g_lock);
+	deliver_full();
+}
+
+void fc_activity_driver_initialized(void)
+{
+	put_devices();
+}
+
 static void put_work(const struct fc_work *w, CUpti_ActivityKind kind)
 {
 	switch (w->kind) {
@@ -335,11 +453,15 @@ CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 	return set_kind(kind, 1);
 }
 
-/* The records it would dump (devices, contexts, streams, NVLink, PCIe) are
- * not simulated, so it is cuptiActivityEnable. */
+/* Dumps the device records of an initialised driver (none before cuInit has finished: they
+ * come then). Context, stream, NVLink and PCIe records are not simulated, so for those
+ * kinds it is cuptiActivityEnable. */
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
-	return set_kind(kind, 1);
+	CUptiResult r = set_kind(kind, 1);
+	if (r == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE)
+		put_devices();
+	return r;
 }
 
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
@@ -419,6 +541,8 @@ static size_t record_size(const CUpti_Activity *r)
 		return sizeof(CUpti_ActivityAPI);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		return sizeof(CUpti_ActivityDevice5);
 	default:
 		return 0;
 	}

@@ -110,6 +110,12 @@ static void sink_work(void *ud, const struct fc_work *w)
 	fc_activity_work(w, launched);
 }
 
+static void sink_initialized(void *ud)
+{
+	(void)ud;
+	fc_activity_driver_initialized();
+}
+
 CUptiResult fc_cupti_attach(void)
 {
 	const struct fakecuda_hooks *h = fc_cupti_hooks();
@@ -117,7 +123,7 @@ CUptiResult fc_cupti_attach(void)
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	pthread_mutex_lock(&g_lock);
 	if (!g_attached) {
-		struct fc_sink s = {sink_enter, sink_exit, sink_work, NULL};
+		struct fc_sink s = {sink_enter, sink_exit, sink_work, NULL, sink_initialized};
 		h->set_sink(&s);
 		g_attached = 1;
 	}

@@ -4,7 +4,8 @@
  * hooks (../fc_hooks.h) into the real CUPTI callback and activity APIs:
  * API enter/exit callbacks, CUpti_ActivityAPI (runtime and driver),
  * CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4 and
- * CUpti_ActivitySynchronization2 records, with CUPTI's own clock. */
+ * CUpti_ActivitySynchronization2 and CUpti_ActivityDevice5 records, with CUPTI's own
+ * clock. */
 #ifndef FAKECUDA_CUPTI_INTERNAL_H
 #define FAKECUDA_CUPTI_INTERNAL_H
 
@@ -34,6 +35,8 @@ void fc_cupti_clock_reset(void);
 void fc_activity_api(const struct fc_api_call *call);
 void fc_activity_work(const struct fc_work *w, uint64_t launched);
 int fc_activity_wants_api(int domain, uint64_t start_ns);
+/* The driver finished cuInit: a device record per device if DEVICE is enabled. */
+void fc_activity_driver_initialized(void);
 /* cuptiFinalize: disable all, deliver and hand back every buffer, forget. */
 void fc_activity_finalize(void);
 

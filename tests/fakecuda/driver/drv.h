@@ -57,6 +57,13 @@ struct CUctx_st {
 };
 
 int fc_initialized(void);
+void fc_emit_initialized(void); /* drv_trace.c: tells the sink cuInit has finished */
+/* The device queries behind the public cuDevice* calls, for the hooks (fc_hooks.h). */
+int fc_device_count(void);
+int fc_device_name(char *name, int len, int ordinal);
+int fc_device_total_mem(uint64_t *bytes, int ordinal);
+int fc_device_uuid(uint8_t uuid[16], int ordinal);
+int fc_device_attribute(int *value, int attrib, int ordinal);
 /* Current context, or NULL. */
 struct CUctx_st *fc_ctx_current(void);
 /* Checks init + current context; returns CUDA_SUCCESS and *out. */

@@ -57,13 +57,19 @@ static CUresult do_init(unsigned int flags)
 		pthread_mutex_unlock(&g_init_lock); /* re-entered from injection */
 		return CUDA_SUCCESS;
 	}
+	int ran = 0;
 	if (g_init_state == 0) {
 		g_init_state = 1;
 		g_init_thread = pthread_self();
 		load_injection();
 		__atomic_store_n(&g_init_state, 2, __ATOMIC_RELEASE);
+		ran = 1;
 	}
 	pthread_mutex_unlock(&g_init_lock);
+	/* the driver is initialised: CUPTI emits its device records now (cupti_activity.h:
+	 * "Device records are emitted in CUPTI on CUDA driver initialization") */
+	if (ran)
+		fc_emit_initialized();
 	return CUDA_SUCCESS;
 }
 
@@ -92,6 +98,11 @@ static CUresult check_device(CUdevice dev)
 	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+int fc_device_count(void)
+{
+	return fc_initialized() ? 1 : 0;
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
 	FC_API(cuDeviceGetCount);
@@ -99,7 +110,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count)
 		FC_RETURN(CUDA_ERROR_NOT_INITIALIZED);
 	if (!count)
 		FC_RETURN(CUDA_ERROR_INVALID_VALUE);
-	*count = 1;
+	*count = fc_device_count();
 	FC_RETURN(CUDA_SUCCESS);
 }
 
@@ -114,25 +125,36 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 	FC_RETURN(r);
 }
 
-FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+int fc_device_name(char *name, int len, int ordinal)
 {
-	FC_API(cuDeviceGetName);
-	CUresult r = check_device(dev);
+	CUresult r = check_device(ordinal);
 	if (r == CUDA_SUCCESS && (!name || len <= 0))
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS)
 		snprintf(name, (size_t)len, "%s", FC_DEVICE_NAME);
-	FC_RETURN(r);
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	FC_API(cuDeviceGetName);
+	FC_RETURN((CUresult)fc_device_name(name, len, dev));
+}
+
+int fc_device_uuid(uint8_t uuid[16], int ordinal)
+{
+	CUresult r = check_device(ordinal);
+	if (r == CUDA_SUCCESS && !uuid)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS) /* fixed, recognisable: "fakecuda" + ordinal */
+		memcpy(uuid, "fakecuda\0\0\0\0\0\0\0\0", 16);
+	return r;
 }
 
 static CUresult get_uuid(CUuuid *uuid, CUdevice dev)
 {
-	CUresult r = check_device(dev);
-	if (r == CUDA_SUCCESS && !uuid)
-		r = CUDA_ERROR_INVALID_VALUE;
-	if (r == CUDA_SUCCESS) /* fixed, recognisable: "fakecuda" + ordinal */
-		memcpy(uuid->bytes, "fakecuda\0\0\0\0\0\0\0\0", sizeof(uuid->bytes));
-	return r;
+	_Static_assert(sizeof(uuid->bytes) == 16, "CUuuid");
+	return (CUresult)fc_device_uuid(uuid ? (uint8_t *)uuid->bytes : NULL, dev);
 }
 
 FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
@@ -147,14 +169,23 @@ FC_EXPORT CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 	FC_RETURN(get_uuid(uuid, dev));
 }
 
-FC_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+int fc_device_total_mem(uint64_t *bytes, int ordinal)
 {
-	FC_API(cuDeviceTotalMem_v2);
-	CUresult r = check_device(dev);
+	CUresult r = check_device(ordinal);
 	if (r == CUDA_SUCCESS && !bytes)
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS)
 		*bytes = FC_TOTAL_MEM;
+	return r;
+}
+
+FC_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	FC_API(cuDeviceTotalMem_v2);
+	uint64_t total = 0;
+	CUresult r = bytes ? (CUresult)fc_device_total_mem(&total, dev) : CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS)
+		*bytes = (size_t)total;
 	FC_RETURN(r);
 }
 
@@ -208,20 +239,37 @@ static int attribute_value(CUdevice_attribute a)
 		return 65536;
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
 		return 65536;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+		return 1980000;
+	case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:
+		return 1;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+		return 233472;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+		return 65536;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+		return 232448;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+		return 32;
 	default:
 		return 0;
 	}
 }
 
+int fc_device_attribute(int *value, int attrib, int ordinal)
+{
+	CUresult r = check_device(ordinal);
+	if (r == CUDA_SUCCESS && (!value || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX))
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS)
+		*value = attribute_value((CUdevice_attribute)attrib);
+	return r;
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
 	FC_API(cuDeviceGetAttribute);
-	CUresult r = check_device(dev);
-	if (r == CUDA_SUCCESS && (!pi || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX))
-		r = CUDA_ERROR_INVALID_VALUE;
-	if (r == CUDA_SUCCESS)
-		*pi = attribute_value(attrib);
-	FC_RETURN(r);
+	FC_RETURN((CUresult)fc_device_attribute(pi, (int)attrib, dev));
 }
 
 /* ---- contexts ---------------------------------------------------------- */

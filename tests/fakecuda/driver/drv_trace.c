@@ -75,6 +75,13 @@ void fc_emit_work(const struct fc_work *w)
 		s->work(s->ud, w);
 }
 
+void fc_emit_initialized(void)
+{
+	const struct fc_sink *s = atomic_load(&g_sink);
+	if (s && s->initialized)
+		s->initialized(s->ud);
+}
+
 /* The single non-NVIDIA symbol libcuda exports (see fc_hooks.h). */
 FC_EXPORT const struct fakecuda_hooks fakecuda_internal_hooks = {
     .version = FAKECUDA_HOOKS_VERSION,
@@ -82,4 +89,9 @@ FC_EXPORT const struct fakecuda_hooks fakecuda_internal_hooks = {
     .api_begin = fc_api_begin,
     .api_end = fc_api_end,
     .now_ns = fc_now_ns,
+    .device_count = fc_device_count,
+    .device_name = fc_device_name,
+    .device_total_mem = fc_device_total_mem,
+    .device_uuid = fc_device_uuid,
+    .device_attribute = fc_device_attribute,
 };

@@ -92,6 +92,14 @@ static void fill_props(struct cudaDeviceProp *p, int dev)
 	p->managedMemory = attr(dev, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
 	p->maxThreadsPerMultiProcessor =
 	    attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+	p->regsPerMultiprocessor = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+	p->sharedMemPerMultiprocessor =
+	    (size_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+	p->sharedMemPerBlockOptin =
+	    (size_t)attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+	p->maxBlocksPerMultiProcessor =
+	    attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+	p->ECCEnabled = attr(dev, CU_DEVICE_ATTRIBUTE_ECC_ENABLED);
 }
 
 RT_EXPORT cudaError_t CUDARTAPI cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
