@@ -111,6 +111,14 @@ record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
 		"$GPUSPY" report "$WORK/w$window.gpuspy" --report cuda_gpu_kern_sum,cuda_gpu_mem_size_sum --format json > "$WORK/w.json"
 		jq -e --argjson n $((window + 2)) '(.cuda_gpu_kern_sum | map(.instances) | add) == $n and (.cuda_gpu_mem_size_sum | map(.count) | add) == $n' "$WORK/w.json"
 	done
+	# CUPTI emits its device records when cuInit initialises the driver, long before these
+	# windows: each got them dumped by cuptiActivityEnableAndDump, with the values
+	# cudaGetDeviceProperties reports (the oracle: device_props, run on the same simulator)
+	env LD_LIBRARY_PATH="$FC" "$TGT/device_props" > "$WORK/props.out"
+	for window in 1 2; do
+		"$GPUSPY" export "$WORK/w$window.gpuspy" --format kineto -o "$WORK/k$window.json"
+		python3 "$ROOT/tests/lib/check_device_props.py" "$WORK/props.out" "$WORK/k$window.json"
+	done
 }
 
 @test "-p turns the bridge on in its target only, not in another process that maps the same bridge" {
@@ -223,6 +231,19 @@ record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
 	# the Chrome dialect keeps the symbols the uprobes saw
 	"$GPUSPY" export "$WORK/t.gpuspy" -o "$WORK/c.json"
 	jq -e '[.traceEvents[] | select(.name == "__cudaLaunchKernel")] | length > 0' "$WORK/c.json"
+}
+
+@test "Kineto export: deviceProperties of each GPU are what cudaGetDeviceProperties reports" {
+	# the program prints its devices' properties under Kineto's keys (the oracle: the runtime
+	# and driver, not CUPTI), then launches a kernel on each
+	run "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" "$TGT/device_props"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	printf '%s\n' "$output" > "$WORK/props.out"
+	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/k.json"
+	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k.json"
+	python3 "$ROOT/tests/lib/check_device_props.py" "$WORK/props.out" "$WORK/k.json"
 }
 
 @test "--no-cupti: no bridge injected, CUDA calls still traced by uprobes" {

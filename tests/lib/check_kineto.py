@@ -2,7 +2,9 @@
 """Checks a `gpuspy export --format kineto` file the way Kineto's consumers read it.
 
 Top level: schemaVersion 1, deviceProperties (an entry with id and name per device of the GPU
-events), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
+events, ids unique; any other key one of Kineto's for CUDA devices, with a non-negative integer
+value, and a device with one has all of them but sharedMemPerBlockOptin, which CUPTI's device
+record lacks), distributedInfo written as `"rank": N` (HTA finds the rank with a regex that needs
 the space, and takes the file's first match: it must be distributedInfo's), with world_size
 above the rank and local_rank ≥ 0 where present, displayTimeUnit "ms", an integer baseTimeNanoseconds, traceEvents. Every event
 has ts, name, cat, pid, tid (HTA drops rows without cat); complete events ("X") have dur, at
@@ -65,9 +67,33 @@ def check_top(text, doc):
     props = doc.get("deviceProperties")
     if not isinstance(props, list) or any("id" not in p or "name" not in p for p in props):
         fail("deviceProperties is not a list of entries with id and name")
+    if len({p["id"] for p in props}) != len(props):
+        fail(f"deviceProperties lists a device twice: {props}")
+    for p in props:
+        check_device(p)
     if not isinstance(doc.get("traceEvents"), list):
         fail("no traceEvents array")
     return {p["id"] for p in props}
+
+
+# The keys libkineto's DeviceProperties.cpp writes for a CUDA device besides id and name; the
+# export writes them all but sharedMemPerBlockOptin (not in CUPTI's device record) when it has
+# the device's CUPTI record, none otherwise
+DEVICE_KEYS = {"totalGlobalMem", "computeMajor", "computeMinor", "maxThreadsPerBlock",
+               "maxThreadsPerMultiprocessor", "regsPerBlock", "regsPerMultiprocessor",
+               "warpSize", "sharedMemPerBlock", "sharedMemPerMultiprocessor", "numSms"}
+
+
+def check_device(p):
+    if not isinstance(p["id"], int) or p["id"] < 0 or not isinstance(p["name"], str):
+        fail(f"deviceProperties entry with a bad id or name: {p}")
+    extra = set(p) - {"id", "name"}
+    if extra and extra != DEVICE_KEYS:
+        fail(f"deviceProperties entry with keys {sorted(extra)}, not Kineto's "
+             f"{sorted(DEVICE_KEYS)}: {p}")
+    for k in extra:
+        if not isinstance(p[k], int) or isinstance(p[k], bool) or p[k] < 0:
+            fail(f"deviceProperties {k} is not a non-negative integer: {p}")
 
 
 # HTA's kernel launch category (hta/common/types.py), matched at the start of a name
