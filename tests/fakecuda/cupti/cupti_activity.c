@@ -302,14 +302,15 @@ static void put_device(const struct fakecuda_hooks *h, int ordinal)
 		free((void *)d.name);
 }
 
-/* Every device's record, if the kind is on. Takes the lock. */
+/* Every device's record, if the kind is on and the client registered its buffers (without
+ * them the header says the kind is enabled but no records are provided). Takes the lock. */
 static void put_devices(void)
 {
 	const struct fakecuda_hooks *h = fc_cupti_hooks();
 	if (!h)
 		return;
 	pthread_mutex_lock(&g_lock);
-	if (__atomic_load_n(&g_enabled[CUPTI_ACTIVITY_KIND_DEVICE], __ATOMIC_ACQUIRE))
+	if (g_request && __atomic_load_n(&g_enabled[CUPTI_ACTIVITY_KIND_DEVICE], __ATOMIC_ACQUIRE))
 		for (int i = 0, n = h->device_count(); i < n; i++)
 			put_device(h, i);
 	pthread_mutex_unlock(&g_lock);

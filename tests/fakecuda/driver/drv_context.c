@@ -183,7 +183,7 @@ FC_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	FC_API(cuDeviceTotalMem_v2);
 	uint64_t total = 0;
-	CUresult r = bytes ? (CUresult)fc_device_total_mem(&total, dev) : CUDA_ERROR_INVALID_VALUE;
+	CUresult r = (CUresult)fc_device_total_mem(bytes ? &total : NULL, dev);
 	if (r == CUDA_SUCCESS)
 		*bytes = (size_t)total;
 	FC_RETURN(r);
