@@ -288,6 +288,42 @@ timing() { # NAME: value of "TIMING NAME=value" in $OUT
 }
 
 # bats test_tags=fakecuda
+@test "fakecuda: CUPTI's device record (CUpti_ActivityDevice5) at cuInit, with what cudaGetDeviceProperties reports" {
+	# the dump library enables DEVICE in InitializeInjection, before cuInit has finished: one
+	# record per device, emitted then; device_props prints the runtime's view of each device
+	run_on_fake -- "$TGT/device_props"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	python3 - "$OUT" "$DUMP" <<-'EOF'
+		import json, sys
+		props = {}
+		for line in open(sys.argv[1]):
+		    if line.startswith("DEVICE "):
+		        d = json.loads(line[7:])
+		        props[d["id"]] = d
+		recs = [r for r in map(json.loads, open(sys.argv[2])) if r["type"] == "device"]
+		assert props and sorted(r["id"] for r in recs) == sorted(props), (props, recs)
+		for r in recs:
+		    p = props[r["id"]]
+		    want = {"name": p["name"], "globalMemorySize": p["totalGlobalMem"],
+		            "computeCapabilityMajor": p["computeMajor"],
+		            "computeCapabilityMinor": p["computeMinor"],
+		            "numMultiprocessors": p["numSms"], "numThreadsPerWarp": p["warpSize"],
+		            "maxThreadsPerBlock": p["maxThreadsPerBlock"],
+		            "maxRegistersPerBlock": p["regsPerBlock"],
+		            "maxRegistersPerMultiprocessor": p["regsPerMultiprocessor"],
+		            "maxSharedMemoryPerBlock": p["sharedMemPerBlock"],
+		            "maxSharedMemoryPerMultiprocessor": p["sharedMemPerMultiprocessor"]}
+		    for k, v in want.items():
+		        assert r[k] == v, (k, r[k], v)
+		    assert r["maxWarpsPerMultiprocessor"] * r["numThreadsPerWarp"] == \
+		        p["maxThreadsPerMultiprocessor"], r
+		print(f"{len(recs)} device record(s) equal to cudaGetDeviceProperties()")
+	EOF
+}
+
+# bats test_tags=fakecuda
 @test "fakecuda: CUPTI attached late records only work launched while enabled, and detaches" {
 	# late_cupti dlopens its CUPTI client after CUDA is busy: a spin kernel runs and
 	# another thread waits in cudaStreamSynchronize when S1 enables activity

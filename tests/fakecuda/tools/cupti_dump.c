@@ -122,6 +122,24 @@ static void dump_record(const CUpti_Activity *r)
 		    (unsigned long long)a->end);
 		break;
 	}
+	case CUPTI_ACTIVITY_KIND_DEVICE: {
+		/* CUpti_ActivityDevice5: emitted at cuInit, as DEVICE is enabled in
+		 * InitializeInjection, before the driver is initialised; the name is ours */
+		const CUpti_ActivityDevice5 *d = (const void *)r;
+		emit("{\"type\":\"device\",\"id\":%u,\"name\":\"%s\",\"globalMemorySize\":%llu,"
+		     "\"computeCapabilityMajor\":%u,\"computeCapabilityMinor\":%u,"
+		     "\"numMultiprocessors\":%u,\"numThreadsPerWarp\":%u,\"maxThreadsPerBlock\":%u,"
+		     "\"maxWarpsPerMultiprocessor\":%u,\"maxRegistersPerBlock\":%u,"
+		     "\"maxRegistersPerMultiprocessor\":%u,\"maxSharedMemoryPerBlock\":%u,"
+		     "\"maxSharedMemoryPerMultiprocessor\":%u}",
+		     d->id, safe(d->name), (unsigned long long)d->globalMemorySize,
+		     d->computeCapabilityMajor, d->computeCapabilityMinor, d->numMultiprocessors,
+		     d->numThreadsPerWarp, d->maxThreadsPerBlock, d->maxWarpsPerMultiprocessor,
+		     d->maxRegistersPerBlock, d->maxRegistersPerMultiprocessor,
+		     d->maxSharedMemoryPerBlock, d->maxSharedMemoryPerMultiprocessor);
+		free((void *)d->name);
+		break;
+	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
 		const CUpti_ActivitySynchronization2 *s = (const void *)r;
 		emit("{\"type\":\"sync\",\"syncType\":%u,\"corr\":%u,\"stream\":%u,\"event\":%u,"
@@ -159,6 +177,7 @@ static const CUpti_ActivityKind g_kinds[] = {
     CUPTI_ACTIVITY_KIND_RUNTIME,
     CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_DEVICE,
 };
 #define N_KINDS (sizeof(g_kinds) / sizeof(g_kinds[0]))
 
