@@ -106,6 +106,11 @@ check_timeline_inside() { # KIND
 	jq -e '[.[] | .range] | sort == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]' "$WORK/nvtx.json"
 	"$GPUSPY" report "$WORK/host_compute.gpuspy" --report cuda_launches --format json > "$WORK/launches.json"
 	jq -e '[.[].launches] | add > 0' "$WORK/launches.json"
+	# CUPTI sent the GPU's properties at cuInit, long before the window: metadata the window
+	# keeps, so the Kineto export has the device's own name and Kineto's keys
+	"$GPUSPY" export "$WORK/host_compute.gpuspy" --format kineto -o "$WORK/k.json"
+	jq -e '.deviceProperties | length == 1 and .[0].name != "GPU 0"
+		and (.[0] | has("numSms") and has("sharedMemPerMultiprocessor"))' "$WORK/k.json"
 	check_stacks_inside host_compute 2 4
 	check_timeline_inside host_compute
 }
