@@ -246,6 +246,23 @@ record_and_check_gpu() { # NAME KERNEL=NS... -- COMMAND...
 	python3 "$ROOT/tests/lib/check_device_props.py" "$WORK/props.out" "$WORK/k.json"
 }
 
+@test "Kineto export: a GPU without a CUPTI device record keeps its id and \"GPU N\"" {
+	# the simulated CUPTI refuses DEVICE, as a CUPTI that cannot enable the kind would: the
+	# bridge says so and records everything else
+	run "$GPUSPY" record -q -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" \
+		FAKECUDA_CUPTI_REFUSE_DEVICE=1 "$TGT/device_props"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"DONE ok"* ]]
+	"$GPUSPY" export "$WORK/t.gpuspy" --format kineto -o "$WORK/k.json"
+	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k.json"
+	jq -e '(.deviceProperties == [{"id": 0, "name": "GPU 0"}])
+		and ([.traceEvents[] | select(.cat == "kernel")] | length == 1)' "$WORK/k.json"
+	# the refusal is in the trace (CUPTI_ERROR_NOT_COMPATIBLE is 14), the bridge stayed on
+	"$GPUSPY" report "$WORK/t.gpuspy" --report gpu_mode --format json |
+		jq -e '.[0] | .mode == "cupti" and .ops == 1 and (.message | test("CUptiResult 14"))'
+}
+
 @test "--no-cupti: no bridge injected, CUDA calls still traced by uprobes" {
 	run "$GPUSPY" record --no-cupti -f -o "$WORK/t.gpuspy" -- env LD_LIBRARY_PATH="$FC" sh -c 'echo "INJECT=${CUDA_INJECTION64_PATH:-none}"; exec "$0"' "$TGT/memory_errors"
 	[ "$status" -eq 0 ]

@@ -449,8 +449,19 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, uint8_t on)
 	return CUPTI_SUCCESS;
 }
 
+/* FAKECUDA_CUPTI_REFUSE_DEVICE=1: DEVICE cannot be enabled (CUPTI_ERROR_NOT_COMPATIBLE, which
+ * the header allows for a kind that cannot be enabled), so a test can make a client go
+ * without device records. */
+static int refused(CUpti_ActivityKind kind)
+{
+	const char *v = getenv("FAKECUDA_CUPTI_REFUSE_DEVICE");
+	return kind == CUPTI_ACTIVITY_KIND_DEVICE && v && strcmp(v, "1") == 0;
+}
+
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+	if (refused(kind))
+		return CUPTI_ERROR_NOT_COMPATIBLE;
 	return set_kind(kind, 1);
 }
 
@@ -459,6 +470,8 @@ CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
  * kinds it is cuptiActivityEnable. */
 CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind)
 {
+	if (refused(kind))
+		return CUPTI_ERROR_NOT_COMPATIBLE;
 	CUptiResult r = set_kind(kind, 1);
 	if (r == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE)
 		put_devices();
