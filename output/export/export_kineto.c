@@ -33,7 +33,7 @@ static int cmp_u32(const void *a, const void *b)
  * resident warps per multiprocessor times the warp size. */
 static void device_entry(FILE *out, const struct gpu_device *d)
 {
-	const struct gs_gpu_device *r = &d->rec;
+	const struct gs_gpu_device *r = d->rec;
 
 	fprintf(out, "{\"id\": %u, \"name\": ", r->device);
 	json_print_string(out, d->name);
@@ -63,7 +63,7 @@ static int device_properties(FILE *out, const struct gpu_model *g)
 	for (size_t i = 0; i < g->nops; i++)
 		dev[n++] = g->ops[i].device;
 	for (size_t i = 0; i < g->ndevices; i++)
-		dev[n++] = g->devices[i].rec.device;
+		dev[n++] = g->devices[i].rec->device;
 	qsort(dev, n, sizeof(*dev), cmp_u32);
 	fputs("  \"deviceProperties\": [", out);
 	for (size_t i = 0, shown = 0; i < n; i++) {
@@ -72,7 +72,7 @@ static int device_properties(FILE *out, const struct gpu_model *g)
 		if (i && dev[i] == dev[i - 1])
 			continue;
 		for (size_t k = 0; k < g->ndevices && !d; k++)
-			if (g->devices[k].rec.device == dev[i])
+			if (g->devices[k].rec->device == dev[i])
 				d = &g->devices[k];
 		fputs(shown++ ? ",\n    " : "\n    ", out);
 		if (d)

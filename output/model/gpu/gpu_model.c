@@ -233,7 +233,7 @@ static int on_overhead(struct gpu_model *g, const struct gs_gpu_overhead *o)
 const struct gpu_device *gpu_model_device(const struct gpu_model *g, uint32_t pid, uint32_t device)
 {
 	for (size_t i = 0; i < g->ndevices; i++)
-		if (g->devices[i].pid == pid && g->devices[i].rec.device == device)
+		if (g->devices[i].pid == pid && g->devices[i].rec->device == device)
 			return &g->devices[i];
 	return NULL;
 }
@@ -249,14 +249,16 @@ static int on_device(struct gpu_model *g, const struct gs_gpu_device *d)
 		return -1;
 	if (!dev) {
 		dev = array_grow((void **)&g->devices, &g->ndevices, &g->devices_cap, sizeof(*dev));
-		if (!dev) {
+		if (!dev || !(dev->rec = malloc(sizeof(*dev->rec)))) {
+			if (dev) /* not kept: the array's last entry */
+				g->ndevices--;
 			free(name);
 			return -1;
 		}
 		dev->name = NULL;
 	}
 	dev->pid = d->hdr.pid;
-	memcpy(&dev->rec, d, sizeof(dev->rec));
+	memcpy(dev->rec, d, sizeof(*dev->rec));
 	free(dev->name);
 	dev->name = name;
 	return 0;
@@ -331,8 +333,10 @@ void gpu_model_free(struct gpu_model *g)
 	}
 	for (size_t i = 0; i < g->nnvtx; i++)
 		exact_stats_free(&g->nvtx[i].durs);
-	for (size_t i = 0; i < g->ndevices; i++)
+	for (size_t i = 0; i < g->ndevices; i++) {
+		free(g->devices[i].rec);
 		free(g->devices[i].name);
+	}
 	free(g->devices);
 	for (size_t i = 0; g->kernel_durs && i < g->names.n; i++)
 		exact_stats_free(&g->kernel_durs[i]);

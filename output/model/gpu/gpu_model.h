@@ -126,7 +126,9 @@ struct gpu_missed_launch {
  * device indexes are a process's own (CUDA_VISIBLE_DEVICES renumbers them). */
 struct gpu_device {
 	uint32_t pid;
-	struct gs_gpu_device rec; /* the fixed part of the last record for it */
+	/* the fixed part of the last record for it, a copy of its own: a struct that ends in a
+	 * flexible array may not be a member (C11 6.7.2.1) */
+	struct gs_gpu_device *rec;
 	char *name;
 };
 
