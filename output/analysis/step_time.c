@@ -688,12 +688,13 @@ static int measure_slices(struct measuring *ms, const struct tspan_slice *slices
 		if (thread_spans_read(ms->m, in_a_step, ms, &ms->spans))
 			return 1;
 		for (size_t i = 0; i < l->norigins; i++) {
+			int err;
+
 			ms->cur = ms->saved[i];
-			if (measure_process(ms, &l->origins[i])) {
-				ms->saved[i] = ms->cur;
+			err = measure_process(ms, &l->origins[i]);
+			ms->saved[i] = ms->cur; /* freed from there, whatever happened */
+			if (err)
 				return -1;
-			}
-			ms->saved[i] = ms->cur;
 		}
 	}
 	return 0;

@@ -130,7 +130,7 @@ static bool count_start(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, u
 	return false;
 }
 
-static int cut_slices(const struct counting *c, size_t budget, struct tspan_slice *v, size_t *n)
+static void cut_slices(const struct counting *c, size_t budget, struct tspan_slice *v, size_t *n)
 {
 	uint64_t held = 0;
 
@@ -145,7 +145,6 @@ static int cut_slices(const struct counting *c, size_t budget, struct tspan_slic
 		held += c->starts[b];
 	}
 	v[(*n)++].to = UINT64_MAX;
-	return 0;
 }
 
 int thread_spans_slices(const struct trace_model *m, tspan_wanted wanted, void *ctx, size_t budget,
@@ -168,7 +167,7 @@ int thread_spans_slices(const struct trace_model *m, tspan_wanted wanted, void *
 	c.starts = calloc(SLICE_BUCKETS, sizeof(*c.starts));
 	ret = c.starts ? thread_spans_read(m, count_start, &c, &none) : -1;
 	if (!ret)
-		ret = cut_slices(&c, budget, *out, n);
+		cut_slices(&c, budget, *out, n);
 	free(c.starts);
 	if (ret) {
 		free(*out);
