@@ -32,50 +32,20 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# the observer's ctypes binding, the tests' own (tests/targets/torch/observer_abi.py)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "targets", "torch"))
 import torch  # noqa: E402
 import torch_loop  # noqa: E402
-
-SYMS = (
-    "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE",
-    "_ZN2at14removeCallbackEm",
-    "_ZNK2at14RecordFunction4nameEv",
-    "_ZNK2at14RecordFunction7isAsyncEv",
-)
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
-                ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
-                ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
-
-
-class Op(ctypes.Structure):
-    _fields_ = [("ts", ctypes.c_uint64), ("seq_nr", ctypes.c_int64), ("tid", ctypes.c_uint32),
-                ("name_id", ctypes.c_uint32), ("fwd_tid", ctypes.c_uint32),
-                ("kind", ctypes.c_uint8), ("scope", ctypes.c_uint8), ("flags", ctypes.c_uint8),
-                ("pad", ctypes.c_uint8)]
-
+from observer_abi import Op, addresses, init, libtorch_path, open_observer, stats  # noqa: E402
 
 def observer(path):
-    with open("/proc/self/maps") as f:
-        torch_path = next(line.split()[-1] for line in f if "libtorch_cpu" in line)
-    tl = ctypes.CDLL(torch_path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-    addrs = (ctypes.c_void_p * 4)(*[ctypes.cast(getattr(tl, n), ctypes.c_void_p).value
-                                    for n in SYMS])
-    lib = ctypes.CDLL(path)
-    lib.gpuspy_torch_ops_read.restype = ctypes.c_size_t
-    why = ctypes.create_string_buffer(256)
-    if lib.gpuspy_torch_ops_init(addrs, why, len(why)):
-        raise SystemExit("observer_bench: " + why.value.decode())
+    lib = open_observer(path)
+    rc, why = init(lib, addresses(ctypes.CDLL(libtorch_path(), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)))
+    if rc:
+        raise SystemExit("observer_bench: " + why)
     return lib
-
-
-def stats(lib):
-    st = Stats()
-    lib.gpuspy_torch_ops_stats(ctypes.byref(st))
-    return st
 
 
 def serve(lib, configs, loop, iters):

@@ -41,57 +41,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 import train_loop  # noqa: E402
-
-SYMS = (
-    "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE",
-    "_ZN2at14removeCallbackEm",
-    "_ZNK2at14RecordFunction4nameEv",
-    "_ZNK2at14RecordFunction7isAsyncEv",
-)
-
+from observer_abi import Op, Stats, addresses, init, libtorch_path, open_observer, stats  # noqa: E402
 
 EVALUATE = "autograd::engine::evaluate_function: "
 
 
-class Syms(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_void_p) for n in ("add", "remove", "name", "is_async")]
-
-
-class Op(ctypes.Structure):
-    _fields_ = [("ts", ctypes.c_uint64), ("seq_nr", ctypes.c_int64), ("tid", ctypes.c_uint32),
-                ("name_id", ctypes.c_uint32), ("fwd_tid", ctypes.c_uint32),
-                ("kind", ctypes.c_uint8), ("scope", ctypes.c_uint8), ("flags", ctypes.c_uint8),
-                ("pad", ctypes.c_uint8)]
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
-                ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
-                ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
-
-
-def libtorch_path():
-    with open("/proc/self/maps") as f:
-        for line in f:
-            if "libtorch_cpu" in line:
-                return line.split()[-1]
-    raise SystemExit("libtorch_cpu is not mapped")
-
-
-def addresses(lib):
-    return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in SYMS]
-
-
 class Observer:
     def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        self.lib.gpuspy_torch_ops_init.argtypes = [ctypes.POINTER(Syms), ctypes.c_char_p,
-                                                   ctypes.c_size_t]
-        self.lib.gpuspy_torch_ops_read.argtypes = [ctypes.POINTER(Op), ctypes.c_size_t]
-        self.lib.gpuspy_torch_ops_read.restype = ctypes.c_size_t
-        self.lib.gpuspy_torch_ops_name.argtypes = [ctypes.c_uint32]
-        self.lib.gpuspy_torch_ops_name.restype = ctypes.c_char_p
+        self.lib = open_observer(path)
         self.buf = (Op * 4096)()
         self.names = {}
         self.starts = collections.Counter()
@@ -102,9 +59,7 @@ class Observer:
         self.pending = {}  # tid -> an evaluate_function start waiting for its node's seq
 
     def init(self, addrs):
-        why = ctypes.create_string_buffer(256)
-        rc = self.lib.gpuspy_torch_ops_init(ctypes.byref(Syms(*addrs)), why, len(why))
-        return rc, why.value.decode()
+        return init(self.lib, addrs)
 
     def name(self, i):
         if i not in self.names:
@@ -146,8 +101,7 @@ class Observer:
                 self.unpaired += 1
 
     def stats(self):
-        s = Stats()
-        self.lib.gpuspy_torch_ops_stats(ctypes.byref(s))
+        s = stats(self.lib)
         return {f: getattr(s, f) for f, _ in Stats._fields_ if f != "pad"}
 
 
