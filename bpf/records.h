@@ -278,9 +278,14 @@ struct gs_cuda_name {
 #define GS_GPU_BATCH_MAX 16384
 #define GS_GPU_NAME_MAX	 1024 /* kernel and NVTX names, NUL included, cut beyond */
 
+/* seq's top byte: the library that sent the batch, each numbering its own from 1 */
+#define GS_GPU_BATCH_STREAM_SHIFT  56
+#define GS_GPU_BATCH_STREAM_BRIDGE 0 /* the CUPTI bridge */
+#define GS_GPU_BATCH_STREAM_TORCH  1 /* the PyTorch operator observer */
+
 struct gs_gpu_batch {
 	struct gs_hdr hdr; /* flags: number of records in the payload */
-	__u64 seq;	   /* per process, from 1: a gap means batches were lost */
+	__u64 seq;	   /* per process and stream, from 1: a gap means batches were lost */
 	unsigned char records[];
 };
 

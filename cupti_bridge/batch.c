@@ -14,6 +14,11 @@
 
 #include "bridge.h"
 
+/* which library sends (seq's top byte): both number their batches from 1 in one process */
+#ifndef GS_BATCH_STREAM
+#define GS_BATCH_STREAM GS_GPU_BATCH_STREAM_BRIDGE
+#endif
+
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static union {
 	struct gs_gpu_batch b;
@@ -41,7 +46,8 @@ static uint64_t send_locked(void)
 		b->hdr.tid = bridge_gettid();
 		b->hdr.flags = g_count;
 		b->hdr.ts = bridge_now_ns();
-		b->seq = seq = ++g_seq;
+		seq = ++g_seq;
+		b->seq = seq | (uint64_t)GS_BATCH_STREAM << GS_GPU_BATCH_STREAM_SHIFT;
 		usdt_fire_records(b, g_used);
 	}
 	g_used = sizeof(struct gs_gpu_batch);

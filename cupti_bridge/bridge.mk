@@ -55,7 +55,7 @@ TORCH_OBS_SRCS := $(wildcard cupti_bridge/torch_*.c) $(addprefix cupti_bridge/,u
 	status.c rec.c)
 TORCH_OBS_OBJS := $(patsubst cupti_bridge/%.c,$(BUILD)/torch_obs/%.o,$(TORCH_OBS_SRCS))
 TORCH_OBS_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP -fPIC -fvisibility=hidden \
-	-Ibpf -Icupti_bridge
+	-Ibpf -Icupti_bridge -DGS_BATCH_STREAM=GS_GPU_BATCH_STREAM_TORCH
 
 .PHONY: torch-observer
 torch-observer: $(TORCH_OBS_LIB)

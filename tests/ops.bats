@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# PyTorch operators: at::_ops::<op>::call probes against torch.profiler on the same training
-# loop (tests/targets/torch/train_loop.py), attached to a running process and launched.
+# PyTorch operators: at::_ops::<op>::call probes (--ops uprobes) against torch.profiler on the
+# same training loop (tests/targets/torch/train_loop.py), attached to a running process and
+# launched. The in-process observer, the default where it can load: ops_modes.bats.
 # bats file_tags=bpf,torch
 
 load helpers
@@ -38,7 +39,7 @@ record_attached() { # DIR
 	"$PYTHON" "$LOOP" --iters "$ITERS" --go "$dir/go" > "$dir/loop.out" 2>&1 3>&- &
 	loop_pid=$!
 	wait_for_line "$dir/loop.out" READY
-	"$GPUSPY" record -p "$loop_pid" -o "$dir/t.gpuspy" 2> "$dir/gpuspy.err" 3>&- &
+	"$GPUSPY" record --ops uprobes -p "$loop_pid" -o "$dir/t.gpuspy" 2> "$dir/gpuspy.err" 3>&- &
 	gpuspy_pid=$!
 	wait_for_line "$dir/gpuspy.err" "recording 1 process"
 	exec 4> "$dir/go"
@@ -179,7 +180,7 @@ ops_json() { # TRACE [report options]
 }
 
 @test "a launched python3 gets its operators probed when it imports torch" {
-	run "$GPUSPY" record -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
+	run "$GPUSPY" record --ops uprobes -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"DONE 5"* ]]
 	# libtorch is loaded by `import torch`, after the exec: probed through ld.so's hold
@@ -199,7 +200,7 @@ ops_json() { # TRACE [report options]
 	"$PYTHON" "$LOOP" --iters 5 --throw --go "$WORK/go" > "$WORK/loop.out" 2>&1 3>&- &
 	local loop_pid=$!
 	wait_for_line "$WORK/loop.out" READY
-	"$GPUSPY" record -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	"$GPUSPY" record --ops uprobes -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
 	local gpuspy_pid=$!
 	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
 	exec 4> "$WORK/go"

@@ -56,9 +56,10 @@
 #define BLOCKED_STOP_NS	   50000000ull	 /* for a thread blocked in a syscall to stop */
 #define SAMPLE_PHASE_NS	   1500000000ull /* of it, looking for a blocked thread in /proc */
 #define SAMPLE_EVERY_NS	   500000ull
+#define FOLLOW_PHASE_NS	   (SAFE_POINT_WAIT_NS - SAMPLE_PHASE_NS)
 #define LDSO_RECHECK_NS	   20000000ull	 /* while another thread holds ld.so's lock */
 #define CALL_TIMEOUT_NS	   5000000000ull /* for dlopen (the bridge pulls in libcupti) */
-#define LATE_START	   "gpuspy_bridge_load_late"
+#define WHY_MAX		   256
 #define MAX_LIBC_TEXT	   8
 
 struct range {
@@ -68,7 +69,7 @@ struct range {
 /* What gpuspy needs to know of the process before it stops anything. */
 struct target {
 	pid_t pid;
-	const char *bridge;
+	const struct inject_lib *lib;
 	struct stat bridge_st;
 	bool named;		  /* the user named it with -p */
 	uint64_t dlopen;	  /* run-time address, 0 if not found */
@@ -77,7 +78,7 @@ struct target {
 	struct ldso_locks locks;  /* where ld.so's locks are, once found */
 	struct range libc_text[MAX_LIBC_TEXT];
 	size_t nlibc_text;
-	uint64_t late_start_off; /* file offset of the bridge's entry */
+	uint64_t late_start_off; /* file offset of the library's entry */
 	uint64_t late_start;	 /* its run-time address, once the bridge is mapped */
 	long safe_nr;		 /* the syscall of the safe point last accepted */
 	bool safe_entry;	 /* ... at its entry (else blocked in it) */
@@ -244,7 +245,7 @@ static int check_process(struct target *t)
 	snprintf(dir, sizeof(dir), "%d", t->pid);
 	if (procfs_status_text(dir, "State", value, sizeof(value)) &&
 	    (value[0] == 'T' || value[0] == 't')) {
-		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0, "the process is stopped");
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EAGAIN, "the process is stopped");
 		return -1;
 	}
 	tracer = (pid_t)procfs_status_field(dir, "TracerPid", 10);
@@ -258,11 +259,14 @@ static int check_process(struct target *t)
 	if (!t->named && privileged_by_exec(t->pid, dir, value, sizeof(value))) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -EPERM,
 			   "%s: its environment may come from another user (name it with -p to "
-			   "load the bridge anyway)",
+			   "load it anyway)",
 			   value);
 		return -1;
 	}
-	procfs_environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
+	if (t->lib->cuda)
+		procfs_environ_value(t->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
+	else
+		value[0] = '\0';
 	if (value[0]) {
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, 0,
 			   "CUDA_INJECTION64_PATH=%s: the driver loads that tool at cuInit "
@@ -270,7 +274,7 @@ static int check_process(struct target *t)
 			   value);
 		return -1;
 	}
-	proc_maps_host_path(t->pid, t->bridge, seen, sizeof(seen));
+	proc_maps_host_path(t->pid, t->lib->path, seen, sizeof(seen));
 	if (stat(seen, &st) || st.st_dev != t->bridge_st.st_dev ||
 	    st.st_ino != t->bridge_st.st_ino) {
 		if (exiting(t->pid)) {
@@ -279,7 +283,7 @@ static int check_process(struct target *t)
 		}
 		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT,
 			   "%s is not the same file in the process's filesystem (a container?)",
-			   t->bridge);
+			   t->lib->path);
 		return -1;
 	}
 	return 0;
@@ -421,23 +425,54 @@ static void dlopen_failed(struct target *t, const struct remote_thread *th)
 {
 	if (th->failed_open[0])
 		set_result(t->res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC,
-			   "dlopen did not load the bridge: the last open that failed was %s: %s",
-			   th->failed_open, strerror(th->failed_open_err));
+			   "dlopen did not load %s: the last open that failed was %s: %s",
+			   t->lib->what, th->failed_open, strerror(th->failed_open_err));
 	else
 		set_result(t->res, GS_BRIDGE_LOAD_FAILED, -ENOEXEC,
-			   "dlopen did not load the bridge (no open failed: a missing symbol or "
-			   "version?)");
+			   "dlopen did not load %s (no open failed: a missing symbol or "
+			   "version?)",
+			   t->lib->what);
 }
 
-/* dlopen(bridge) and the bridge's late start, in a thread stopped at a safe point. */
+/* The library's late start, after the dlopen: 0 it started, else said in the result. */
+static void start_library(struct target *t, struct remote_thread *th)
+{
+	const struct inject_lib *lib = t->lib;
+	uint64_t args[6];
+	int32_t started = 0;
+	char why[WHY_MAX] = "";
+	int err;
+
+	memcpy(args, lib->args, sizeof(args));
+	err = remote_call(th, t->late_start, args, lib->blob, lib->blob_len, lib->blob_args,
+			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
+	if (!err)
+		err = proc_mem_read(t->pid, th->blob_addr + lib->started_off, &started,
+				    sizeof(started));
+	if (!err && started != 1 && lib->why_len) {
+		size_t n = lib->why_len < sizeof(why) ? lib->why_len : sizeof(why);
+
+		if (!proc_mem_read(t->pid, th->blob_addr + lib->why_off, why, n))
+			why[n - 1] = '\0';
+	}
+	if (err || started != 1)
+		set_result(t->res,
+			   lib->refused_outcome && why[0] ? lib->refused_outcome
+							  : GS_BRIDGE_LOAD_FAILED,
+			   err ?: -EIO, "%s did not start: %s", lib->what,
+			   err	    ? strerror(-err)
+			   : why[0] ? why
+				    : "it said no");
+}
+
+/* dlopen(library) and its late start, in a thread stopped at a safe point. */
 static void load_in_thread(struct target *t, struct remote_thread *th)
 {
 	struct bridge_inject_result *res = t->res;
 	uint64_t args[6] = {0, RTLD_NOW};
-	int32_t started = 0;
 	int err;
 
-	err = remote_call(th, t->dlopen, args, t->bridge, strlen(t->bridge) + 1, 0,
+	err = remote_call(th, t->dlopen, args, t->lib->path, strlen(t->lib->path) + 1, 1u,
 			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
 	if (err == -ETIMEDOUT) {
 		set_result(res, GS_BRIDGE_LOAD_FAILED, err,
@@ -457,14 +492,7 @@ static void load_in_thread(struct target *t, struct remote_thread *th)
 		dlopen_failed(t, th);
 		return;
 	}
-	memset(args, 0, sizeof(args));
-	err = remote_call(th, t->late_start, args, &started, sizeof(started), 0,
-			  gs_monotonic_ns() + CALL_TIMEOUT_NS);
-	if (!err)
-		err = proc_mem_read(t->pid, th->blob_addr, &started, sizeof(started));
-	if (err || started != 1)
-		set_result(res, GS_BRIDGE_LOAD_FAILED, err ?: -EIO, "the bridge did not start: %s",
-			   err ? strerror(-err) : "it said no");
+	start_library(t, th);
 }
 
 /* Who holds one of ld.so's locks (0: nobody); -errno said in the result. */
@@ -581,8 +609,9 @@ static void sleep_ns(uint64_t ns)
  * sleeps. */
 static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *ctx)
 {
+	uint64_t sample_ns = t->lib->sample_phase_ns ?: SAMPLE_PHASE_NS;
 	uint64_t start = gs_monotonic_ns(), deadline = start + SAFE_POINT_WAIT_NS;
-	uint64_t follow_at = start + SAMPLE_PHASE_NS;
+	uint64_t follow_at = start + sample_ns;
 	pid_t tids[64], holder = 0;
 	int err;
 
@@ -594,6 +623,8 @@ static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *
 			return;
 		if (!holder)
 			n = blocked_threads(t, tids, 64);
+		else /* sampled from when the load in progress is over */
+			follow_at = gs_monotonic_ns() + sample_ns;
 		for (size_t i = 0; i < n; i++) {
 			err =
 			    try_thread(t, tids[i], gs_monotonic_ns() + BLOCKED_STOP_NS, hold, ctx);
@@ -610,14 +641,33 @@ static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *
 		say_ldso_busy(t, holder);
 		return;
 	}
+	/* at least the follow phase's share of the wait, however long ld.so's lock kept it */
+	if (deadline < gs_monotonic_ns() + FOLLOW_PHASE_NS)
+		deadline = gs_monotonic_ns() + FOLLOW_PHASE_NS;
 	try_thread(t, t->pid, deadline, hold, ctx);
 }
 
-void bridge_inject(pid_t pid, const char *bridge, bool named, bridge_inject_hold_fn hold, void *ctx,
-		   struct bridge_inject_result *res)
+void inject_lib_cupti(struct inject_lib *lib, const char *bridge)
 {
-	static const char *const late[] = {LATE_START};
-	struct target t = {.pid = pid, .bridge = bridge, .named = named, .res = res};
+	static const int32_t not_started;
+
+	*lib = (struct inject_lib){
+	    .path = bridge,
+	    .entry = "gpuspy_bridge_load_late",
+	    .what = "the CUPTI bridge",
+	    .cuda = true,
+	    .blob = &not_started,
+	    .blob_len = sizeof(not_started),
+	    .blob_args = 1u, /* gpuspy_bridge_load_late(int32_t *started) */
+	};
+}
+
+void bridge_inject(pid_t pid, const struct inject_lib *lib, bool named, bridge_inject_hold_fn hold,
+		   void *ctx, struct bridge_inject_result *res)
+{
+	const char *const late[] = {lib->entry};
+	const char *bridge = lib->path;
+	struct target t = {.pid = pid, .lib = lib, .named = named, .res = res};
 	sigset_t chld, old;
 
 	memset(res, 0, sizeof(*res));
@@ -626,8 +676,8 @@ void bridge_inject(pid_t pid, const char *bridge, bool named, bridge_inject_hold
 		return;
 	}
 	if (elf_find_functions(bridge, late, 1, false, &t.late_start_off) <= 0) {
-		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT, "%s has no " LATE_START "()",
-			   bridge);
+		set_result(res, GS_BRIDGE_LOAD_SKIPPED, -ENOENT, "%s has no %s()", bridge,
+			   lib->entry);
 		return;
 	}
 	if (check_process(&t))

@@ -10,9 +10,9 @@
 #define BRIDGE_NAME "libgpuspy_cupti.so"
 
 /* The bridge is built next to gpuspy (build/); an install may put it elsewhere. */
-bool cupti_bridge_path(char *path, size_t len)
+bool gpuspy_library_path(const char *name, const char *env_var, char *path, size_t len)
 {
-	const char *env = getenv("GPUSPY_CUPTI_BRIDGE");
+	const char *env = getenv(env_var);
 	char exe[PATH_MAX];
 	ssize_t n;
 	char *slash;
@@ -29,11 +29,14 @@ bool cupti_bridge_path(char *path, size_t len)
 	if (!slash)
 		return false;
 	*slash = '\0';
-	if (strlen(exe) + sizeof("/" BRIDGE_NAME) > len)
+	if ((size_t)snprintf(path, len, "%s/%s", exe, name) >= len)
 		return false;
-	memcpy(path, exe, strlen(exe));
-	memcpy(path + strlen(exe), "/" BRIDGE_NAME, sizeof("/" BRIDGE_NAME));
 	return access(path, R_OK) == 0;
+}
+
+bool cupti_bridge_path(char *path, size_t len)
+{
+	return gpuspy_library_path(BRIDGE_NAME, "GPUSPY_CUPTI_BRIDGE", path, len);
 }
 
 /* Sets `var` unless the user set it; true when it now names gpuspy's bridge. */

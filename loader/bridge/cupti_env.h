@@ -11,6 +11,9 @@
  * next to the gpuspy executable, or $GPUSPY_CUPTI_BRIDGE. A value already set is kept and
  * reported. Returns whether gpuspy's bridge will be loaded. */
 bool cupti_env_prepare(bool quiet);
+/* gpuspy's library `name` next to the gpuspy executable, or the path in $`env_var`: whether
+ * it is readable. */
+bool gpuspy_library_path(const char *name, const char *env_var, char *path, size_t len);
 /* The bridge next to the gpuspy executable, or $GPUSPY_CUPTI_BRIDGE: whether it is readable. */
 bool cupti_bridge_path(char *path, size_t len);
 

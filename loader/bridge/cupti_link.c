@@ -25,8 +25,10 @@
 #define REAPERS		 4 /* threads detaching the probes of exited processes */
 
 /* What gpuspy knows of one process's bridge. */
+/* One library's batches in one process: the CUPTI bridge's or the PyTorch observer's. */
 struct bridge_proc {
 	uint32_t pid;
+	uint32_t stream; /* GS_GPU_BATCH_STREAM_* */
 	uint64_t last_seq;
 	bool active;  /* said GS_BRIDGE_ACTIVE and not GS_BRIDGE_INACTIVE since */
 	bool flushed; /* answered the current flush request */
@@ -199,8 +201,7 @@ bool cupti_link_is_bridge(const char *host_path)
 	uint64_t delta;
 
 	base = base ? base + 1 : host_path;
-	/* the in-process operator observer (libgpuspy_torch.so) speaks the same protocol */
-	return (strstr(base, "gpuspy_cupti") || strstr(base, "gpuspy_torch")) &&
+	return strstr(base, "gpuspy_cupti") &&
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 
@@ -376,17 +377,18 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	return err;
 }
 
-static struct bridge_proc *bridge_proc(struct cupti_link *cl, uint32_t pid)
+static struct bridge_proc *bridge_proc(struct cupti_link *cl, uint32_t pid, uint32_t stream)
 {
 	struct bridge_proc *p;
 	size_t i;
 
-	if (key_index_find(&cl->ix_procs, pid, 0, &i))
+	if (key_index_find(&cl->ix_procs, pid, stream, &i))
 		return &cl->procs[i];
 	p = array_grow((void **)&cl->procs, &cl->nprocs, &cl->procs_cap, sizeof(*p));
-	if (!p || key_index_put(&cl->ix_procs, pid, 0, cl->nprocs - 1))
+	if (!p || key_index_put(&cl->ix_procs, pid, stream, cl->nprocs - 1))
 		return NULL;
 	p->pid = pid;
+	p->stream = stream;
 	return p;
 }
 
@@ -395,6 +397,10 @@ static void note_status(struct cupti_link *cl, struct bridge_proc *p,
 {
 	switch (st->state) {
 	case GS_BRIDGE_ACTIVE:
+		/* scripts wait for this line: the operators are recorded from here on */
+		if (!p->active && p->stream == GS_GPU_BATCH_STREAM_TORCH && !cl->quiet)
+			fprintf(stderr, "gpuspy: pid %u: PyTorch operators recorded in-process\n",
+				p->pid);
 		p->active = true;
 		break;
 	case GS_BRIDGE_INACTIVE:
@@ -444,23 +450,24 @@ static int write_records(struct cupti_link *cl, struct bridge_proc *p, const str
 int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch)
 {
 	const struct gs_gpu_batch *b = (const void *)batch;
+	uint64_t seq = b->seq & ((1ull << GS_GPU_BATCH_STREAM_SHIFT) - 1);
 	struct bridge_proc *p;
 
 	if (batch->size < sizeof(*b))
 		return 0;
-	p = bridge_proc(cl, batch->pid);
+	p = bridge_proc(cl, batch->pid, (uint32_t)(b->seq >> GS_GPU_BATCH_STREAM_SHIFT));
 	if (!p)
 		return -ENOMEM;
-	if (p->last_seq && b->seq > p->last_seq + 1)
-		cl->gaps += b->seq - p->last_seq - 1;
-	if (b->seq > p->last_seq)
-		p->last_seq = b->seq;
+	if (p->last_seq && seq > p->last_seq + 1)
+		cl->gaps += seq - p->last_seq - 1;
+	if (seq > p->last_seq)
+		p->last_seq = seq;
 	return write_records(cl, p, b);
 }
 
-int cupti_link_expect(struct cupti_link *cl, pid_t pid)
+int cupti_link_expect(struct cupti_link *cl, pid_t pid, uint32_t stream)
 {
-	struct bridge_proc *p = cl ? bridge_proc(cl, (uint32_t)pid) : NULL;
+	struct bridge_proc *p = cl ? bridge_proc(cl, (uint32_t)pid, stream) : NULL;
 
 	if (!cl)
 		return 0;
@@ -468,6 +475,14 @@ int cupti_link_expect(struct cupti_link *cl, pid_t pid)
 		return -ENOMEM;
 	p->started = true;
 	return 0;
+}
+
+bool cupti_link_is_active(const struct cupti_link *cl, pid_t pid, uint32_t stream)
+{
+	size_t i;
+
+	return cl && key_index_find(&cl->ix_procs, (uint32_t)pid, stream, &i) &&
+	       cl->procs[i].active;
 }
 
 static bool all_flushed(const struct cupti_link *cl)
@@ -535,7 +550,7 @@ void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
 	n = 0;
 	for (size_t i = 0; i < cl->nprocs; i++)
 		if (!pid_list_has(dead, cl->procs[i].pid) &&
-		    key_index_put(&ix, cl->procs[i].pid, 0, n++)) {
+		    key_index_put(&ix, cl->procs[i].pid, cl->procs[i].stream, n++)) {
 			key_index_free(&ix);
 			return; /* out of memory: they stay */
 		}

@@ -24,16 +24,20 @@ typedef int (*cupti_poll_fn)(void *ctx, int timeout_ms);
 
 int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
 		   struct cupti_link **out);
-/* Whether a mapped file is a gpuspy CUPTI bridge (by name, then by its USDT semaphore). */
+/* Whether a mapped file is a gpuspy CUPTI bridge (by name, then by its USDT semaphore); the
+ * PyTorch observer is not (torch_observer.h). */
 bool cupti_link_is_bridge(const char *host_path);
 /* Attaches to a bridge file (`host_path` under /proc/PID/root; `file_key` tells files apart)
  * in process `pid` only, so other processes that map the same bridge stay untouched, or in
  * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
 /* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
-/* gpuspy itself started the bridge in `pid` (bridge_inject.h): its flush answer is awaited
- * even if its ACTIVE status has not arrived yet. 0 or -ENOMEM. */
-int cupti_link_expect(struct cupti_link *cl, pid_t pid);
+/* gpuspy itself started the library of `stream` (GS_GPU_BATCH_STREAM_*: the bridge, or the
+ * PyTorch observer, which speaks the same protocol) in `pid` (bridge_inject.h): its flush
+ * answer is awaited even if its ACTIVE status has not arrived yet. 0 or -ENOMEM. */
+int cupti_link_expect(struct cupti_link *cl, pid_t pid, uint32_t stream);
+/* Whether that library in `pid` said ACTIVE (its recording is on) and not INACTIVE since. */
+bool cupti_link_is_active(const struct cupti_link *cl, pid_t pid, uint32_t stream);
 int cupti_link_on_batch(struct cupti_link *cl, const struct gs_hdr *batch);
 /* Asks every bridge to deliver all it holds and waits (polling) until each active one has
  * said so, or `timeout_ms` passed. */

@@ -15,6 +15,7 @@
 #include "lib/messages.h"
 #include "lib/pid_list.h"
 #include "loader/bridge/late_bridges.h"
+#include "loader/bridge/torch_observer.h"
 #include "loader/proc/procfs.h"
 #include "output/trace/trace_format.h"
 
@@ -23,19 +24,27 @@
  * tried again this much later, a few times, before its refusal is recorded */
 #define LDSO_BUSY_RETRY_NS 2000000000ull
 #define LDSO_BUSY_RETRIES  3
+/* the observer's load is tried sooner and more often: `import torch` maps libraries for a
+ * second or two, each held stopped a moment while gpuspy probes it (stopped processes are
+ * left alone), and the operators it misses meanwhile are the program's own */
+#define TORCH_RETRY_NS	100000000ull
+#define TORCH_RETRIES	50
+#define TORCH_SAMPLE_NS 20000000ull
 
 struct queued {
 	pid_t pid;
 	unsigned long long start_time; /* so a pid handed out again is not mistaken for it */
 	uint64_t due;
 	unsigned retries; /* loads put off because ld.so's lock was held */
+	bool torch;	  /* the PyTorch observer, else the CUPTI bridge */
 };
 
 struct late_bridges {
-	char bridge[PATH_MAX];
+	char bridge[PATH_MAX]; /* "" when CUDA processes are not loaded into */
+	char torch[PATH_MAX];  /* the PyTorch observer, "" when not loaded */
 	bridge_inject_hold_fn hold;
 	void *hold_ctx;
-	struct key_index seen; /* pids queued or dealt with: the recorder's thread only */
+	struct key_index seen; /* (pid, torch) queued or dealt with: the recorder's thread only */
 	sigset_t caller_mask;  /* the recorder thread's signal mask before SIGCHLD was blocked */
 	pthread_t worker;
 	bool started;
@@ -43,7 +52,7 @@ struct late_bridges {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
-	struct queued *queue; /* oldest first, so due times only grow */
+	struct queued *queue; /* in due order */
 	size_t nqueue, queue_cap;
 	struct late_bridge_outcome *done;
 	size_t ndone, done_cap;
@@ -64,55 +73,114 @@ static bool still_ours(const struct queued *q)
 
 	if (procfs_stat_field(q->pid, STAT_START_TIME, &start) || start != q->start_time)
 		return false;
+	if (q->torch)
+		return true;
 	procfs_environ_value(q->pid, "CUDA_INJECTION64_PATH", value, sizeof(value));
 	return !value[0];
 }
 
-/* Puts a load off for later: 0, or -ENOMEM. Later than everything queued before it, so the
- * queue stays in due order. */
+/* Queues `item` in due order (the kinds wait for different times): 0, or -ENOMEM. Lock
+ * held. */
+static int enqueue_locked(struct late_bridges *lb, const struct queued *item)
+{
+	struct queued *slot =
+	    array_grow((void **)&lb->queue, &lb->nqueue, &lb->queue_cap, sizeof(*slot));
+	size_t at;
+
+	if (!slot)
+		return -ENOMEM;
+	for (at = lb->nqueue - 1; at && lb->queue[at - 1].due > item->due; at--)
+		lb->queue[at] = lb->queue[at - 1];
+	lb->queue[at] = *item;
+	pthread_cond_signal(&lb->wake);
+	return 0;
+}
+
+/* Puts a load off for later: 0, or -ENOMEM. */
 static int retry_later(struct late_bridges *lb, const struct queued *q)
 {
-	struct queued *slot;
+	struct queued item = *q;
+	int err;
 
+	item.due = gs_monotonic_ns() + (q->torch ? TORCH_RETRY_NS : LDSO_BUSY_RETRY_NS);
+	item.retries++;
 	pthread_mutex_lock(&lb->lock);
-	slot = array_grow((void **)&lb->queue, &lb->nqueue, &lb->queue_cap, sizeof(*slot));
-	if (slot) {
-		*slot = *q;
-		slot->due = gs_monotonic_ns() + LDSO_BUSY_RETRY_NS;
-		slot->retries++;
-	}
+	err = enqueue_locked(lb, &item);
 	pthread_mutex_unlock(&lb->lock);
-	return slot ? 0 : -ENOMEM;
+	return err;
+}
+
+/* The PyTorch observer: its spec is the process's own (where its libtorch is mapped). */
+static void load_torch(struct late_bridges *lb, const struct queued *q,
+		       struct bridge_inject_result *res)
+{
+	struct torch_load *t = malloc(sizeof(*t));
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	if (!t) {
+		res->outcome = GS_BRIDGE_LOAD_FAILED;
+		res->err = -ENOMEM;
+		snprintf(res->message, sizeof(res->message), "out of memory");
+		return;
+	}
+	err = torch_observer_prepare(q->pid, lb->torch, t, res->message, sizeof(res->message));
+	/* libtorch was just imported: the importing thread goes on with the imports, reading
+	 * files (safe points) for a while; a CPU-bound loop later would have none */
+	t->lib.sample_phase_ns = TORCH_SAMPLE_NS;
+	if (!err)
+		bridge_inject(q->pid, &t->lib, false, lb->hold, lb->hold_ctx, res);
+	else if (err == -ENOTSUP)
+		res->outcome = GS_BRIDGE_LOAD_SKIPPED, res->err = err;
+	else
+		res->outcome = GS_BRIDGE_LOAD_SKIPPED, res->err = -ESRCH;
+	free(t);
+}
+
+/* ld.so's lock held (a library loading), or the process stopped (BPF holds it while gpuspy
+ * probes a library it mapped): both pass. */
+static bool may_retry(const struct queued *q, int err)
+{
+	if (q->torch)
+		return (err == -EBUSY || err == -EAGAIN) && q->retries < TORCH_RETRIES;
+	return err == -EBUSY && q->retries < LDSO_BUSY_RETRIES;
 }
 
 static void load(struct late_bridges *lb, const struct queued *q)
 {
-	struct late_bridge_outcome o = {.pid = q->pid};
+	struct late_bridge_outcome o = {.pid = q->pid, .torch = q->torch};
 	struct late_bridge_outcome *slot;
+	struct inject_lib lib;
 
 	if (!still_ours(q))
 		return;
 	/* not named with -p: a process that started CUDA later may be a setuid one */
-	bridge_inject(q->pid, lb->bridge, false, lb->hold, lb->hold_ctx, &o.res);
+	if (q->torch) {
+		load_torch(lb, q, &o.res);
+	} else {
+		inject_lib_cupti(&lib, lb->bridge);
+		bridge_inject(q->pid, &lib, false, lb->hold, lb->hold_ctx, &o.res);
+	}
 	/* already there (a parent's mapping), or gone meanwhile: nothing to say */
-	if (o.res.outcome == GS_BRIDGE_LOAD_PRESENT || o.res.err == -ESRCH)
+	if ((!q->torch && o.res.outcome == GS_BRIDGE_LOAD_PRESENT) || o.res.err == -ESRCH)
 		return;
-	if (o.res.err == -EBUSY && q->retries < LDSO_BUSY_RETRIES && !retry_later(lb, q)) {
-		gs_debug("pid %d: %s; trying again in %llu s", q->pid, o.res.message,
-			 LDSO_BUSY_RETRY_NS / 1000000000ull);
+	if (may_retry(q, o.res.err) && !retry_later(lb, q)) {
+		gs_debug("pid %d: %s; trying again in %llu ms", q->pid, o.res.message,
+			 (q->torch ? TORCH_RETRY_NS : LDSO_BUSY_RETRY_NS) / 1000000ull);
 		return;
 	}
 	if (o.res.outcome == GS_BRIDGE_LOAD_INJECTED)
 		snprintf(o.res.message + strlen(o.res.message),
-			 sizeof(o.res.message) - strlen(o.res.message),
-			 " (CUDA started after the attach)");
+			 sizeof(o.res.message) - strlen(o.res.message), "%s",
+			 q->torch ? " (libtorch loaded after the attach)"
+				  : " (CUDA started after the attach)");
 	pthread_mutex_lock(&lb->lock);
 	slot = array_grow((void **)&lb->done, &lb->ndone, &lb->done_cap, sizeof(*slot));
 	if (slot)
 		*slot = o;
 	pthread_mutex_unlock(&lb->lock);
 	if (!slot)
-		gs_warn("pid %d: out of memory for the CUPTI bridge's load record", q->pid);
+		gs_warn("pid %d: out of memory for the load record", q->pid);
 }
 
 static void *work(void *arg)
@@ -154,8 +222,8 @@ static int init_sync(struct late_bridges *lb)
 	return err ?: pthread_mutex_init(&lb->lock, NULL);
 }
 
-int late_bridges_new(const char *bridge, bridge_inject_hold_fn hold, void *hold_ctx,
-		     struct late_bridges **out)
+int late_bridges_new(const char *bridge, const char *torch, bridge_inject_hold_fn hold,
+		     void *hold_ctx, struct late_bridges **out)
 {
 	struct late_bridges *lb = calloc(1, sizeof(*lb));
 	sigset_t chld;
@@ -163,7 +231,8 @@ int late_bridges_new(const char *bridge, bridge_inject_hold_fn hold, void *hold_
 
 	if (!lb)
 		return -ENOMEM;
-	snprintf(lb->bridge, sizeof(lb->bridge), "%s", bridge);
+	snprintf(lb->bridge, sizeof(lb->bridge), "%s", bridge ?: "");
+	snprintf(lb->torch, sizeof(lb->torch), "%s", torch ?: "");
 	lb->hold = hold;
 	lb->hold_ctx = hold_ctx;
 	err = init_sync(lb);
@@ -188,36 +257,37 @@ int late_bridges_new(const char *bridge, bridge_inject_hold_fn hold, void *hold_
 	return 0;
 }
 
-int late_bridges_mark(struct late_bridges *lb, pid_t pid)
+int late_bridges_mark(struct late_bridges *lb, pid_t pid, bool torch)
 {
-	return lb && key_index_put(&lb->seen, (uint64_t)pid, 0, 0) ? -ENOMEM : 0;
+	return lb && key_index_put(&lb->seen, (uint64_t)pid, torch, 0) ? -ENOMEM : 0;
 }
 
-bool late_bridges_is_new(const struct late_bridges *lb, pid_t pid)
+bool late_bridges_is_new(const struct late_bridges *lb, pid_t pid, bool torch)
 {
 	size_t unused;
 
-	return lb && !key_index_find(&lb->seen, (uint64_t)pid, 0, &unused);
+	return lb && (torch ? lb->torch[0] : lb->bridge[0]) &&
+	       !key_index_find(&lb->seen, (uint64_t)pid, torch, &unused);
 }
 
-int late_bridges_queue(struct late_bridges *lb, pid_t pid, uint64_t now)
+int late_bridges_queue(struct late_bridges *lb, pid_t pid, bool torch, uint64_t now)
 {
-	struct queued *q;
+	struct queued item;
 	unsigned long long start;
+	int err;
 
-	if (key_index_put(&lb->seen, (uint64_t)pid, 0, 0))
+	if (key_index_put(&lb->seen, (uint64_t)pid, torch, 0))
 		return -ENOMEM;
 	if (procfs_stat_field(pid, STAT_START_TIME, &start))
 		return 0; /* gone already */
+	item = (struct queued){.pid = pid,
+			       .start_time = start,
+			       .due = now + (torch ? LATE_TORCH_DELAY_NS : LATE_BRIDGE_DELAY_NS),
+			       .torch = torch};
 	pthread_mutex_lock(&lb->lock);
-	q = array_grow((void **)&lb->queue, &lb->nqueue, &lb->queue_cap, sizeof(*q));
-	if (q) {
-		*q = (struct queued){
-		    .pid = pid, .start_time = start, .due = now + LATE_BRIDGE_DELAY_NS};
-		pthread_cond_signal(&lb->wake);
-	}
+	err = enqueue_locked(lb, &item);
 	pthread_mutex_unlock(&lb->lock);
-	return q ? 0 : -ENOMEM;
+	return err;
 }
 
 size_t late_bridges_take(struct late_bridges *lb, struct late_bridge_outcome *out, size_t max)

@@ -274,7 +274,7 @@ int remote_stop_safely(struct remote_thread *t, remote_safe_fn safe, void *ctx,
  * thread's restart block), on the thread's stack below the red zone; arguments in registers
  * (System V x86_64). */
 static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uint64_t fn,
-			uint64_t args[6], const void *blob, size_t blob_len, int blob_arg)
+			uint64_t args[6], const void *blob, size_t blob_len, unsigned blob_args)
 {
 	uint64_t sp = r->rsp - RED_ZONE - STACK_MARGIN, entry_sp;
 	struct user_regs_struct resume;
@@ -285,7 +285,9 @@ static int prepare_call(struct remote_thread *t, struct user_regs_struct *r, uin
 		err = proc_mem_write(t->pid, sp, blob, blob_len);
 		if (err)
 			return err;
-		args[blob_arg] = sp;
+		for (int i = 0; i < 6; i++)
+			if (blob_args & (1u << i))
+				args[i] += sp;
 		t->blob_addr = sp;
 	}
 	remote_frame_resume_regs(r, t->at_entry, false, &resume);
@@ -374,7 +376,7 @@ static int call_syscall_stop(struct remote_thread *t)
 }
 
 int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const void *blob,
-		size_t blob_len, int blob_arg, uint64_t deadline_ns)
+		size_t blob_len, unsigned blob_args, uint64_t deadline_ns)
 {
 	struct user_regs_struct r;
 	int status, err, sig;
@@ -383,7 +385,7 @@ int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const vo
 	    (t->call != REMOTE_CALL_NONE && t->call != REMOTE_CALL_RETURNED))
 		return -EINVAL;
 	memcpy(&r, t->regs, sizeof(r));
-	err = prepare_call(t, &r, fn, args, blob, blob_len, blob_arg);
+	err = prepare_call(t, &r, fn, args, blob, blob_len, blob_args);
 	/* registers first: from here on the frame brings the thread back whatever happens to
 	 * gpuspy, while a mask set first would stay on the thread's own code if gpuspy died */
 	err = err ?: set_regs(t->tid, &r);

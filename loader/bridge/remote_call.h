@@ -75,15 +75,16 @@ int remote_attach(struct remote_thread *t, pid_t pid, pid_t tid);
  * by job control meanwhile; -ESRCH when the thread exited. */
 int remote_stop_safely(struct remote_thread *t, remote_safe_fn safe, void *ctx,
 		       uint64_t deadline_ns);
-/* Calls fn(args...) in the thread; `blob` (if any) is copied onto its stack, its address
- * passed as args[blob_arg] and kept in t->blob_addr, where what the function wrote there can
- * be read until the release. The function's return value is not seen (the trampoline
- * overwrites it): a function whose result matters writes it into the blob. t->failed_open
- * names the last open the call saw fail. 0; -EFAULT when the call faulted (the thread gets
- * its own context back at release), -ETIMEDOUT when it had not returned by `deadline_ns` (it
- * is left to finish on its own at release), -ESRCH when the thread exited. */
+/* Calls fn(args...) in the thread; `blob` (if any) is copied onto its stack and its address
+ * kept in t->blob_addr, where what the function wrote there can be read until the release.
+ * Each args[i] whose bit i is set in `blob_args` is an offset into the blob: the blob's
+ * address is added to it (pointers to several of its fields). The function's return value is not
+ * seen (the trampoline overwrites it): a function whose result matters writes it into the blob.
+ * t->failed_open names the last open the call saw fail. 0; -EFAULT when the call faulted (the
+ * thread gets its own context back at release), -ETIMEDOUT when it had not returned by
+ * `deadline_ns` (it is left to finish on its own at release), -ESRCH when the thread exited. */
 int remote_call(struct remote_thread *t, uint64_t fn, uint64_t args[6], const void *blob,
-		size_t blob_len, int blob_arg, uint64_t deadline_ns);
+		size_t blob_len, unsigned blob_args, uint64_t deadline_ns);
 /* Restores what was saved and detaches (a call still running is left to return through its
  * frame); a signal that arrived during a call is raised again. Safe in any state; frees the
  * saved state. */

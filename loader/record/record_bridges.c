@@ -19,18 +19,21 @@
 #include "loader/bridge/cupti_env.h"
 #include "loader/bridge/cupti_link.h"
 #include "loader/bridge/late_bridges.h"
+#include "loader/bridge/torch_observer.h"
 #include "loader/probes/cuda_probes.h"
 #include "loader/record/record_bridges.h"
 #include "loader/record/recorder.h"
 #include "output/trace/trace_format.h"
 #include "output/trace/trace_writer.h"
 
-static int write_load(struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
+int recorder_write_load(struct recorder *r, pid_t pid, uint32_t flags,
+			const struct bridge_inject_result *res)
 {
 	struct gs_bridge_load rec = {
 	    .hdr = {.type = GS_REC_BRIDGE_LOAD,
 		    .pid = (uint32_t)pid,
 		    .tid = (uint32_t)res->tid,
+		    .flags = flags,
 		    .ts = res->released_ns ?: gs_monotonic_ns()},
 	    .outcome = res->outcome,
 	    .err = res->err,
@@ -40,6 +43,11 @@ static int write_load(struct recorder *r, pid_t pid, const struct bridge_inject_
 
 	return trace_writer_append_tail(r->writer, &rec.hdr, sizeof(rec), res->message,
 					sizeof(res->message));
+}
+
+static int write_load(struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
+{
+	return recorder_write_load(r, pid, 0, res);
 }
 
 static int write_simple(struct recorder *r, pid_t pid, uint32_t outcome, const char *message)
@@ -73,7 +81,8 @@ int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles)
 	if (pid == getpid() || !r->opts.cupti)
 		return 0;
 	/* dealt with here, whatever comes of it: never again when its CUDA calls are seen */
-	if ((roles & (GS_CUDA_LIB_BRIDGE | GS_CUDA_LIB_DRIVER)) && late_bridges_mark(r->late, pid))
+	if ((roles & (GS_CUDA_LIB_BRIDGE | GS_CUDA_LIB_DRIVER)) &&
+	    late_bridges_mark(r->late, pid, false))
 		return -ENOMEM;
 	if (roles & GS_CUDA_LIB_BRIDGE)
 		return write_simple(r, pid, GS_BRIDGE_LOAD_PRESENT,
@@ -90,11 +99,12 @@ int recorder_note_cuda_process(struct recorder *r, pid_t pid, int roles)
 	return 0;
 }
 
-static void exempt_from_hold(void *ctx, pid_t tid, bool exempt)
+void recorder_exempt_from_hold(void *ctx, pid_t tid, bool exempt)
 {
 	struct recorder *r = ctx;
 
-	cuda_probes_exempt_thread(r->cuda, tid, exempt);
+	if (r->cuda)
+		cuda_probes_exempt_thread(r->cuda, tid, exempt);
 }
 
 static void say(const struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
@@ -109,8 +119,8 @@ static void say(const struct recorder *r, pid_t pid, const struct bridge_inject_
 			res->message);
 }
 
-/* What follows a load: the record, and for a new bridge the scan that raises its gate. */
-static int finish_load(struct recorder *r, pid_t pid, const struct bridge_inject_result *res)
+int recorder_finish_bridge_load(struct recorder *r, pid_t pid,
+				const struct bridge_inject_result *res)
 {
 	int err, roles;
 
@@ -122,11 +132,10 @@ static int finish_load(struct recorder *r, pid_t pid, const struct bridge_inject
 	roles = cuda_probes_scan(r->cuda, pid);
 	if (roles == -ENOMEM)
 		return roles;
-	return cupti_link_expect(r->cupti, pid);
+	return cupti_link_expect(r->cupti, pid, GS_GPU_BATCH_STREAM_BRIDGE);
 }
 
-/* Whether the user named the process with -p (not only one of its descendants). */
-static bool named(const struct recorder *r, pid_t pid)
+bool recorder_named(const struct recorder *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->opts.npids; i++)
 		if (r->opts.pids[i] == pid)
@@ -137,35 +146,31 @@ static bool named(const struct recorder *r, pid_t pid)
 static int load_one(struct recorder *r, pid_t pid, const char *bridge)
 {
 	struct bridge_inject_result res;
+	struct inject_lib lib;
 
-	bridge_inject(pid, bridge, named(r, pid), exempt_from_hold, r, &res);
-	return finish_load(r, pid, &res);
+	inject_lib_cupti(&lib, bridge);
+	bridge_inject(pid, &lib, recorder_named(r, pid), recorder_exempt_from_hold, r, &res);
+	return recorder_finish_bridge_load(r, pid, &res);
 }
 
 int recorder_start_late_bridges(struct recorder *r)
 {
-	char bridge[PATH_MAX];
+	char bridge[PATH_MAX], torch[PATH_MAX];
+	bool cupti, ops;
 	int err;
 
-	if (!r->opts.cupti || !r->opts.inject || !r->cuda ||
-	    !cupti_bridge_path(bridge, sizeof(bridge)))
+	if (!r->opts.inject || !r->cuda) /* late processes are seen by the CUDA probes */
 		return 0;
-	err = late_bridges_new(bridge, exempt_from_hold, r, &r->late);
+	cupti = r->opts.cupti && cupti_bridge_path(bridge, sizeof(bridge));
+	ops = r->ops && r->cupti && r->opts.ops_mode != OPS_UPROBES &&
+	      torch_observer_path(torch, sizeof(torch));
+	if (!cupti && !ops)
+		return 0;
+	err = late_bridges_new(cupti ? bridge : NULL, ops ? torch : NULL, recorder_exempt_from_hold,
+			       r, &r->late);
 	if (err)
-		gs_error("cannot start loading the CUPTI bridge into new CUDA processes: %s",
+		gs_error("cannot start loading gpuspy's libraries into new processes: %s",
 			 strerror(-err));
-	return err;
-}
-
-int recorder_take_late_bridges(struct recorder *r)
-{
-	struct late_bridge_outcome done[8];
-	size_t n;
-	int err = 0;
-
-	while (!err && (n = late_bridges_take(r->late, done, 8)))
-		for (size_t i = 0; i < n && !err; i++)
-			err = finish_load(r, done[i].pid, &done[i].res);
 	return err;
 }
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "loader/bridge/bridge_inject.h"
 #include "loader/record/recorder.h"
 
 /* A target's CUDA libraries (gs_cuda_lib_role bits) were found at attach: its bridge is noted
@@ -19,7 +20,17 @@ int recorder_load_bridges(struct recorder *r);
 /* Starts loading the bridge into processes whose first CUDA call comes later (late_bridges.h),
  * unless --no-cupti, --no-inject or no bridge. 0 or -errno, said. */
 int recorder_start_late_bridges(struct recorder *r);
-/* The late loads finished since the last call: recorded, new bridges turned on. */
-int recorder_take_late_bridges(struct recorder *r);
+/* The CUPTI bridge's or the PyTorch observer's load in `pid` (flags GS_BRIDGE_LOAD_TORCH for
+ * the observer), recorded. 0 or a write error. */
+int recorder_write_load(struct recorder *r, pid_t pid, uint32_t flags,
+			const struct bridge_inject_result *res);
+/* Whether the user named the process with -p (not only one of its descendants). */
+bool recorder_named(const struct recorder *r, pid_t pid);
+/* bridge_inject_hold_fn: BPF's ld.so hold spares the thread that loads a library of gpuspy's. */
+void recorder_exempt_from_hold(void *ctx, pid_t tid, bool exempt);
+/* What follows a bridge's load (at the attach, or a late one, late_bridges.h): the record, and
+ * for a new bridge the scan that raises its gate. 0 or -errno. */
+int recorder_finish_bridge_load(struct recorder *r, pid_t pid,
+				const struct bridge_inject_result *res);
 
 #endif /* GPUSPY_RECORD_BRIDGES_H */

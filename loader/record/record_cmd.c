@@ -25,6 +25,7 @@
 #include "loader/proc/procfs.h"
 #include "loader/python/py_stacks.h"
 #include "loader/record/record_bridges.h"
+#include "loader/record/record_torch.h"
 #include "loader/record/record_cmd.h"
 #include "loader/record/record_exit.h"
 #include "loader/record/record_targets.h"
@@ -101,7 +102,7 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 		}
 		/* while BPF holds the process: the operators of a library it just mapped are
 		 * probed before any of them can run (the CUDA probes resume it) */
-		err = op_probes_scan(r->ops, (pid_t)rec->pid);
+		err = recorder_scan_ops(r, (pid_t)rec->pid, true);
 		if (err < 0 && err != -ENOENT)
 			gs_warn("cannot probe the operators of pid %u: %s", rec->pid,
 				strerror(-err));
@@ -115,10 +116,25 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 		if (rec->size < sizeof(struct gs_cuda_call))
 			return 0;
 		err = trace_writer_append(r->writer, rec);
-		if (!err && late_bridges_is_new(r->late, (pid_t)rec->pid) && uses_cuda(rec))
-			err = late_bridges_queue(r->late, (pid_t)rec->pid, rec->ts);
+		if (!err && late_bridges_is_new(r->late, (pid_t)rec->pid, false) && uses_cuda(rec))
+			err = late_bridges_queue(r->late, (pid_t)rec->pid, false, rec->ts);
 		return err ?: cuda_names_note_call(r->cuda_names, r->writer, (const void *)rec);
 	}
+}
+
+/* The late loads (late_bridges.h) finished since the last call: recorded, turned on. */
+static int take_late_loads(struct recorder *r)
+{
+	struct late_bridge_outcome done[8];
+	size_t n;
+	int err = 0;
+
+	while (!err && (n = late_bridges_take(r->late, done, 8)))
+		for (size_t i = 0; i < n && !err; i++)
+			err = done[i].torch
+				  ? recorder_finish_torch_load(r, done[i].pid, &done[i].res)
+				  : recorder_finish_bridge_load(r, done[i].pid, &done[i].res);
+	return err;
 }
 
 static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
@@ -223,7 +239,7 @@ static const char *poll_loop(struct recorder *r, struct status_line *status)
 		now = gs_monotonic_ns();
 		if (r->py && (r->write_err = py_stacks_tick(r->py, now)))
 			return "write error";
-		if ((r->write_err = recorder_take_late_bridges(r)))
+		if ((r->write_err = take_late_loads(r)))
 			return "write error";
 		if (r->window && (n = step_window_tick(r->window, now))) {
 			if (n > 0)
@@ -366,7 +382,7 @@ static int finish_trace(struct recorder *r, const char *why)
 	/* a load under way ends first, so that its bridge is turned on and flushed too */
 	late_bridges_stop(r->late);
 	if (!r->write_err)
-		r->write_err = recorder_take_late_bridges(r);
+		r->write_err = take_late_loads(r);
 	/* the CUPTI bridges deliver what they hold while their probes are still attached */
 	cupti_link_flush(r->cupti, poll_session, r->session, BRIDGE_FLUSH_MS);
 	cupti_link_detach(r->cupti);
@@ -493,8 +509,9 @@ static int start_session(struct recorder *r)
 	if (err)
 		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
 	err = recorder_load_bridges(r);
+	err = err ?: recorder_load_torch(r);
 	if (err)
-		gs_error("cannot record the CUPTI bridge loads: %s", strerror(-err));
+		gs_error("cannot record the loads of gpuspy's libraries: %s", strerror(-err));
 	return err ? GS_EXIT_FAILURE : 0;
 }
 
@@ -600,6 +617,7 @@ void recorder_cleanup(struct recorder *r)
 	if (r->cmd.pid > 0 && !r->child_reaped)
 		launch_abort(&r->cmd);
 	free(r->bridge_pids);
+	recorder_free_torch(r);
 	release_session(r);
 	/* a trace that could not be finished keeps what was written: it reads as truncated */
 	trace_writer_abandon(r->writer);

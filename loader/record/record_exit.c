@@ -15,6 +15,7 @@
 #include "loader/probes/op_probes.h"
 #include "loader/python/py_stacks.h"
 #include "loader/record/record_exit.h"
+#include "loader/record/record_torch.h"
 #include "loader/record/recorder.h"
 
 #define GRACE_NS  1000000000ULL
@@ -58,6 +59,7 @@ static void release(struct recorder *r, uint32_t *pids, size_t n)
 	cupti_link_forget(r->cupti, &dead);
 	op_probes_forget(r->ops, &dead);
 	late_bridges_forget(r->late, &dead);
+	recorder_forget_torch(r, &dead);
 	ex.released += dead.n;
 	gs_debug("released the state of %zu exited process(es), %llu so far; per-process entries "
 		 "kept: python %zu, CUDA %zu, CUPTI %zu, operators %zu, late bridges %zu",

@@ -67,8 +67,12 @@ static const char usage[] =
     "                            operator and CPU sample)\n"
     "      --sample-hz N         CPU samples per second of Python threads (default 99;\n"
     "                            0: none)\n"
-    "      --no-ops              do not probe PyTorch operators (default: every\n"
-    "                            at::_ops::<op>::call of a libtorch the targets map)\n"
+    "      --ops MODE            how PyTorch operators are seen: inprocess (gpuspy loads\n"
+    "                            its observer, a RecordFunction callback, into the\n"
+    "                            process: cheapest, backward links), uprobes (traps on\n"
+    "                            at::_ops::<op>::call), auto (default: inprocess where\n"
+    "                            the observer loads and accepts the libtorch, else uprobes)\n"
+    "      --no-ops              do not record PyTorch operators\n"
     "\n"
     "  -q, --quiet               no status line and no summary\n"
     "  -v, --verbose             libbpf and debug messages\n"
@@ -96,6 +100,7 @@ enum {
 	OPT_NO_PYTHON,
 	OPT_SAMPLE_HZ,
 	OPT_NO_OPS,
+	OPT_OPS,
 	OPT_NO_INJECT,
 	OPT_USER,
 	OPT_STEPS,
@@ -120,6 +125,7 @@ static const struct option long_opts[] = {
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
     {"no-ops", no_argument, NULL, OPT_NO_OPS},
+    {"ops", required_argument, NULL, OPT_OPS},
     {"no-inject", no_argument, NULL, OPT_NO_INJECT},
     {"user", required_argument, NULL, OPT_USER},
     {"steps", required_argument, NULL, OPT_STEPS},
@@ -142,6 +148,7 @@ static void set_defaults(struct record_opts *o)
 	o->cupti = true;
 	o->python = true;
 	o->ops = true;
+	o->ops_mode = OPS_UPROBES; /* until the reports read the observer's records */
 	o->inject = true;
 	o->sample_hz = 99;
 	o->osrt_threshold_ns = 1000;
@@ -219,6 +226,16 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		return -1;
 	case OPT_NO_OPS:
 		o->ops = false;
+		return -1;
+	case OPT_OPS:
+		if (!strcmp(arg, "auto"))
+			o->ops_mode = OPS_AUTO;
+		else if (!strcmp(arg, "uprobes"))
+			o->ops_mode = OPS_UPROBES;
+		else if (!strcmp(arg, "inprocess"))
+			o->ops_mode = OPS_INPROCESS;
+		else
+			return gs_bad_value("--ops", arg, "auto, uprobes or inprocess");
 		return -1;
 	case OPT_NO_INJECT:
 		o->inject = false;

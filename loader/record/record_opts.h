@@ -9,6 +9,13 @@
 #include <sys/types.h>
 #include "loader/record/run_as.h"
 
+/* How PyTorch operators are seen (--ops). */
+enum ops_mode {
+	OPS_AUTO,      /* in-process where the observer loads and starts, else uprobes */
+	OPS_UPROBES,   /* uprobes on at::_ops::<op>::call only */
+	OPS_INPROCESS, /* the in-process observer only: nothing where it cannot be used */
+};
+
 struct record_opts {
 	const char *output;
 	char default_output[64];
@@ -16,13 +23,14 @@ struct record_opts {
 	bool quiet;
 	bool trace_all;
 	bool follow;
-	bool cuda;	      /* probe CUDA libraries (--no-cuda turns it off) */
-	bool cupti;	      /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
-	bool python;	      /* Python stacks and CPU samples (--no-python turns them off) */
-	bool ops;	      /* PyTorch operator calls (--no-ops turns them off) */
-	bool inject;	      /* load the bridge into running CUDA processes (--no-inject) */
-	uint32_t sample_hz;   /* CPU samples per second per thread of Python processes; 0: none */
-	uint64_t duration_ns; /* 0: until the targets exit or a signal */
+	bool cuda;   /* probe CUDA libraries (--no-cuda turns it off) */
+	bool cupti;  /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
+	bool python; /* Python stacks and CPU samples (--no-python turns them off) */
+	bool ops;    /* PyTorch operator calls (--no-ops turns them off) */
+	enum ops_mode ops_mode; /* --ops */
+	bool inject;		/* load the bridge into running CUDA processes (--no-inject) */
+	uint32_t sample_hz;	/* CPU samples per second per thread of Python processes; 0: none */
+	uint64_t duration_ns;	/* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;
 	uint64_t stats_interval_ns; /* statistics checkpoints; 0: only at the end */

@@ -15,6 +15,7 @@
 #include "loader/python/py_stacks.h"
 #include "loader/record/record_bridges.h"
 #include "loader/record/record_targets.h"
+#include "loader/record/record_torch.h"
 #include "loader/record/record_trace.h"
 #include "loader/record/recorder.h"
 #include "loader/session/bpf_session.h"
@@ -56,7 +57,7 @@ static int probe_cuda(struct recorder *r, pid_t pid)
  * maps cannot be read is traced without them. */
 static int probe_ops(struct recorder *r, pid_t pid)
 {
-	int libs = op_probes_scan(r->ops, pid);
+	int libs = recorder_scan_ops(r, pid, false);
 
 	if (libs < 0 && libs != -ENOMEM) {
 		gs_debug("cannot look for PyTorch operators in pid %d: %s", pid, strerror(-libs));

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "lib/key_index.h"
 #include "loader/record/launch.h"
 #include "loader/record/record_opts.h"
 #include "loader/record/target_watch.h"
@@ -48,6 +49,9 @@ struct recorder {
 	pid_t *bridge_pids;	       /* running CUDA processes to load the CUPTI bridge into */
 	size_t nbridge_pids, bridge_pids_cap;
 	struct late_bridges *late; /* processes that start CUDA later; NULL: not loaded */
+	pid_t *torch_pids;	   /* processes to load the PyTorch observer into at the attach */
+	size_t ntorch_pids, torch_pids_cap;
+	struct key_index torch_done; /* pid -> how its operators are seen (record_torch.c) */
 	struct launched_cmd cmd;
 	struct target_watch watch;
 	struct step_window *window;   /* record --steps; NULL: everything is recorded */

@@ -186,6 +186,9 @@ enum gs_bridge_load_outcome {
 
 /* GS_REC_BRIDGE_LOAD: whether gpuspy loaded its CUPTI bridge into CUDA process hdr.pid when it
  * attached (hdr.tid: the thread that made the call, 0 if none did). */
+/* hdr.flags: the PyTorch operator observer's load, not the CUPTI bridge's */
+#define GS_BRIDGE_LOAD_TORCH 1
+
 struct gs_bridge_load {
 	struct gs_hdr hdr;
 	__u32 outcome;	/* enum gs_bridge_load_outcome */

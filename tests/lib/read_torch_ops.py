@@ -3,7 +3,8 @@
 blocks decoded with the zstd command, GS_REC_TORCH_OP and GS_REC_TORCH_NAME), counted as
 tests/targets/torch/observer_loop.py counts them: starts and ends per name, paired with a
 stack per thread, sequence numbers with torch.profiler's rule for the autograd engine's
-ranges. Prints one JSON object.
+ranges; and how the observer and the CUPTI bridge came to be in the process (BRIDGE_LOAD
+records, "torch_loads" and "bridge_loads": outcome, err, message). Prints one JSON object.
 
 usage: read_torch_ops.py TRACE PID"""
 import collections
@@ -19,7 +20,9 @@ ZB_MAGIC = 0x425A5347
 HDR = struct.Struct("<HHIIIQ")
 OP = struct.Struct("<qIIII")
 NAME = struct.Struct("<II")
-TORCH_OP, TORCH_NAME, BRIDGE_STATUS = 29, 30, 27
+TORCH_OP, TORCH_NAME, BRIDGE_STATUS, BRIDGE_LOAD = 29, 30, 27, 112
+LOAD = struct.Struct("<IiQQ")  # outcome, err, pause_ns, wait_ns, then the message
+LOAD_TORCH = 1  # hdr.flags of BRIDGE_LOAD: the observer's, not the CUPTI bridge's
 EVALUATE = "autograd::engine::evaluate_function: "
 
 
@@ -49,7 +52,8 @@ def main():
     path, pid = sys.argv[1], int(sys.argv[2])
     names, starts, ends = {}, collections.Counter(), collections.Counter()
     seq, pending, stacks = collections.Counter(), {}, collections.defaultdict(list)
-    out = {"unpaired": 0, "op_before_name": 0, "records": 0, "statuses": []}
+    out = {"unpaired": 0, "op_before_name": 0, "records": 0, "statuses": [],
+           "torch_loads": [], "bridge_loads": []}
     for body in blocks(path):
         at = 0
         while at < len(body):
@@ -61,6 +65,11 @@ def main():
             if typ == TORCH_NAME:
                 name_id, _ = NAME.unpack_from(rec)
                 names[name_id] = rec[NAME.size:].split(b"\0")[0].decode()
+            elif typ == BRIDGE_LOAD:
+                outcome, err, _, _ = LOAD.unpack_from(rec)
+                load = {"outcome": outcome, "err": err,
+                        "message": rec[LOAD.size:].split(b"\0")[0].decode()}
+                out["torch_loads" if flags & LOAD_TORCH else "bridge_loads"].append(load)
             elif typ == BRIDGE_STATUS:
                 out["statuses"].append(struct.unpack_from("<I", rec)[0])
             elif typ == TORCH_OP:

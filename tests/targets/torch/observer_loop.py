@@ -249,7 +249,7 @@ def serve(obs, state, args):
     if not go:
         # launched under gpuspy: exit at once, what is still in the rings is the exit
         # handler's to deliver
-        print(json.dumps({"recorded": recorded}), flush=True)
+        print(json.dumps({"recorded": recorded, "total": obs.stats()["recorded"]}), flush=True)
         print("DONE %d" % args.iters, flush=True)
         return
     wait_until(lambda: obs.stats()["pending"] == 0)

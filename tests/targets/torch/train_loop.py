@@ -26,6 +26,7 @@ printed on stderr.
 import argparse
 import collections
 import json
+import os
 import sys
 
 import torch
@@ -107,8 +108,10 @@ def main():
         oracle(args, state)
         return
     print("READY", flush=True)
-    # opened once: the writer keeps its end open between the two lines
-    go = open(args.go) if args.go else None
+    # opened once: the writer keeps its end open between the two lines. Read-write, so that
+    # the wait is a read() and not an open() (which blocks until a writer comes): a read is
+    # where gpuspy may borrow the thread to load its operator observer, an open is not.
+    go = os.fdopen(os.open(args.go, os.O_RDWR)) if args.go else None
     if go:
         go.readline()
     run(args.iters, state, args.throw)
