@@ -129,6 +129,12 @@ loop_go() {
 	iter_us=$(grep '^ITER_US ' "$work/loop.out" | tail -1 | field median)
 }
 
+# loop_profile: runs one timed loop inside torch.profiler; sets iter_us
+loop_profile() {
+	loop_send profile torch_loop.py
+	iter_us=$(grep '^ITER_US ' "$work/loop.out" | tail -1 | field median)
+}
+
 # loop_end: lets the loop exit (iter_us stays the last loop's)
 loop_end() {
 	echo exit >&4

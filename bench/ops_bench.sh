@@ -1,14 +1,15 @@
 #!/bin/sh
 # PyTorch operator tracing against torch.profiler on one small CPU training loop
 # (bench/torch_loop.py: a CNN, fixed seed, ITERS timed iterations after a warm-up), in one run:
-#  (a) loop slowdown, median time per iteration: untraced; `gpuspy record -p` attached (ops and
-#      Python stacks on, the default); gpuspy --no-python; gpuspy --no-python --no-ops (what
-#      gpuspy costs without either: syscalls, scheduling); the floor, an empty uprobe session
-#      program on the same operators (bench/empty_probes --ops); torch.profiler(activities=[CPU])
-#      around the loop;
+#  (a) loop slowdown, median time per iteration: untraced; `gpuspy record -p` attached with
+#      its in-process observer (--ops inprocess, Python stacks on, and --no-python); with
+#      uprobes on the operators (--ops uprobes, and --no-python); gpuspy --no-python --no-ops
+#      (what gpuspy costs without either: syscalls, scheduling); the uprobes' floor, an empty
+#      uprobe session program on the same operators (bench/empty_probes --ops);
+#      torch.profiler(activities=[CPU]) around the loop;
 #  (b) time until each has its operator table: torch.profiler from the loop's end to
-#      key_averages().table() printed; gpuspy from its stop signal to `gpuspy report --report
-#      ops` printed;
+#      key_averages().table() printed; gpuspy (in-process) from its stop signal to `gpuspy
+#      report --report ops` printed;
 #  (c) gpuspy attach time: from starting `gpuspy record -p` to its "gpuspy: recording" line
 #      (probes live), with torch already loaded;
 #  (d) per-event cost of Python stack capture against an empty probe on the same hook, at
@@ -74,7 +75,8 @@ echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; prin
 
 plain='' prof='' prof_table='' ops='' ops_attach='' ops_table=''
 nopy='' nopy_attach='' floor='' floor_attach='' empty=''
-seen_calls=0
+inproc='' inproc_attach='' inproc_table='' inproc_nopy=''
+seen_calls=0 inproc_calls=0
 r=0
 while [ $r -lt "$repeats" ]; do
 	"$py" "$loop" --iters "$iters" > "$work/p.out"
@@ -82,7 +84,14 @@ while [ $r -lt "$repeats" ]; do
 	"$py" "$loop" --iters "$iters" --mode profiler > "$work/t.out" 2> "$work/t.err"
 	prof=$(min "$(field median < "$work/t.out")" "$prof")
 	prof_table=$(min "$(field TABLE_MS < "$work/t.out")" "$prof_table")
-	run_attached
+	run_attached --ops inprocess
+	inproc=$(min "$iter_us" "$inproc")
+	inproc_attach=$(min "$attach_ms" "$inproc_attach")
+	[ "$table_ms" = NA ] || inproc_table=$(min "$table_ms" "$inproc_table")
+	inproc_calls=$op_calls
+	run_attached --ops inprocess --no-python
+	inproc_nopy=$(min "$iter_us" "$inproc_nopy")
+	run_attached --ops uprobes
 	if [ $r -eq 0 ] && [ "$table_ms" != NA ]; then
 		"$gpuspy" report "$work/g.gpuspy" --report ops --sort self_cpu_time_total --limit 3 \
 			--format json | sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' > "$work/gpuspy_top"
@@ -93,7 +102,7 @@ while [ $r -lt "$repeats" ]; do
 	ops_attach=$(min "$attach_ms" "$ops_attach")
 	[ "$table_ms" = NA ] || ops_table=$(min "$table_ms" "$ops_table")
 	seen_calls=$op_calls
-	run_attached --no-python
+	run_attached --ops uprobes --no-python
 	nopy=$(min "$iter_us" "$nopy")
 	nopy_attach=$(min "$attach_ms" "$nopy_attach")
 	run_attached --no-python --no-ops
@@ -106,14 +115,19 @@ done
 
 awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$seen_calls" -v it="$iters" \
 	-v pt="$prof_table" -v gt="${ops_table:-NA}" -v ga="$ops_attach" -v na="$nopy_attach" \
-	-v fa="$floor_attach" -v e="$empty" 'BEGIN {
+	-v fa="$floor_attach" -v e="$empty" -v ip="$inproc" -v ipn="$inproc_nopy" \
+	-v ipt="${inproc_table:-NA}" -v ipa="$inproc_attach" -v ic="$inproc_calls" 'BEGIN {
 	opi = c / it
-	printf "(a) median time per training iteration (%.0f operator calls per iteration seen by gpuspy)\n", opi
+	ipi = ic / it
+	printf "(a) median time per training iteration (%.0f aten operator calls per iteration seen by the uprobes, %.0f ranges by the in-process observer)\n", opi, ipi
 	printf "  untraced:                                   %8.1f us\n", p
-	printf "  gpuspy record -p (ops + Python stacks):     %8.1f us  %.3fx", g, g / p
+	printf "  torch.profiler(activities=[CPU]):           %8.1f us  %.3fx\n", t, t / p
+	printf "  gpuspy --ops inprocess (+ Python stacks):   %8.1f us  %.3fx\n", ip, ip / p
+	printf "  gpuspy --ops inprocess --no-python:         %8.1f us  %.3fx\n", ipn, ipn / p
+	printf "  gpuspy --ops uprobes (+ Python stacks):     %8.1f us  %.3fx", g, g / p
 	if (opi > 0) printf "  +%.2f us per operator call", (g - p) / opi
 	printf "\n"
-	printf "  gpuspy record -p --no-python (ops):         %8.1f us  %.3fx", n, n / p
+	printf "  gpuspy --ops uprobes --no-python:           %8.1f us  %.3fx", n, n / p
 	if (opi > 0) printf "  +%.2f us per operator call", (n - p) / opi
 	printf "\n"
 	printf "  gpuspy record -p --no-python --no-ops:      %8.1f us  %.3fx\n", f, f / p
@@ -121,19 +135,23 @@ awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$see
 	if (opi > 0) printf "  +%.2f us per operator call", (e - p) / opi
 	printf "\n"
 	if (e > p && opi > 0)
-		printf "  gpuspy added cost / floor added cost: %.2fx (default), %.2fx (--no-python)\n", \
+		printf "  gpuspy added cost / floor added cost: %.2fx (--ops uprobes), %.2fx (--ops uprobes --no-python)\n", \
 			(g - p) / (e - p), (n - p) / (e - p)
-	printf "  torch.profiler(activities=[CPU]):           %8.1f us  %.3fx\n", t, t / p
 	printf "(b) time until the operator table is printed (%d iterations recorded)\n", it
 	printf "  torch.profiler, loop end to key_averages().table(): %8.0f ms (%.2f ms per iteration)\n", pt, pt / it
-	if (gt == "NA")
-		printf "  gpuspy, stop signal to report --report ops:         no ops report\n"
+	if (ipt == "NA")
+		printf "  gpuspy --ops inprocess, stop signal to report:      no ops report\n"
 	else
-		printf "  gpuspy, stop signal to report --report ops:         %8.0f ms (%.2fx faster)\n", gt, pt / gt
+		printf "  gpuspy --ops inprocess, stop signal to report:      %8.0f ms (%.2fx sooner)\n", ipt, pt / ipt
+	if (gt == "NA")
+		printf "  gpuspy --ops uprobes, stop signal to report:        no ops report\n"
+	else
+		printf "  gpuspy --ops uprobes, stop signal to report:        %8.0f ms (%.2fx sooner)\n", gt, pt / gt
 	printf "(c) gpuspy attach, start to probes live, torch loaded\n"
-	printf "  default (ops + Python stacks): %5d ms\n", ga
-	printf "  --no-python (ops):             %5d ms\n", na
-	printf "  --no-python --no-ops:          %5d ms\n", fa
+	printf "  --ops inprocess (observer loaded and on, Python stacks): %5d ms\n", ipa
+	printf "  --ops uprobes (ops + Python stacks):                     %5d ms\n", ga
+	printf "  --ops uprobes --no-python:                               %5d ms\n", na
+	printf "  --no-python --no-ops:                                    %5d ms\n", fa
 }'
 
 echo "(d) Python stack capture, per event"

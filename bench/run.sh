@@ -15,7 +15,10 @@
 #                            launch)                                                   the floor under gpuspy
 #                                                                                      --no-cuda)
 #   PyTorch op               bench/torch_loop.py (CNN step)   empty uprobe session on  gpuspy record -p LOOP
-#                                                             every at::_ops::*::call  (default settings)
+#                                                             every at::_ops::*::call  --ops uprobes
+#   PyTorch loop             the same                         torch.profiler(CPU) in   gpuspy record -p LOOP
+#                                                             the same process: the    --ops inprocess
+#                                                             peer to beat
 #   sustained span events    syscall_bench (EVENT_THREADS)    -                        --osrt-threshold 0
 #                                                                                      --buffer-size 64
 #   bytes/event              the 1-thread recording above     -                        file size / events
@@ -47,7 +50,8 @@
 #
 # PyTorch op: per operator call = per-iteration time / operator calls per iteration (counted
 # in gpuspy's recording); a gpuspy round that recorded fewer calls than the others is not used.
-# A round times untraced, floor, gpuspy and gpuspy --no-python in one warm loop process. After
+# A round times untraced, floor, gpuspy --ops uprobes with and without Python stacks, gpuspy
+# --ops inprocess and torch.profiler in one warm loop process. After
 # the rounds, the kernel's BPF statistics (kernel.bpf_stats_enabled, on only meanwhile) give
 # the per-run cost of the floor's empty session program and of gpuspy's op_call, with and
 # without Python stacks: gpuspy's own work per operator call, which the loop's noise hides.
@@ -359,15 +363,22 @@ ops_round() {
 	loop_go
 	floor_stop
 	of=$iter_us
-	rec_start "$work/op.gpuspy" "$loop_pid"
+	rec_start "$work/op.gpuspy" "$loop_pid" --ops uprobes
 	loop_go
 	rec_stop
 	ot=$iter_us
 	# the operator probes without the Python stack each outermost operator call carries
-	rec_start "$work/opn.gpuspy" "$loop_pid" --no-python
+	rec_start "$work/opn.gpuspy" "$loop_pid" --ops uprobes --no-python
 	loop_go
 	rec_stop
 	on=$iter_us
+	# the in-process observer (loaded at the first of the round's attaches) and the peer
+	rec_start "$work/opi.gpuspy" "$loop_pid" --ops inprocess
+	loop_go
+	rec_stop
+	oi=$iter_us
+	loop_profile
+	tp=$iter_us
 	loop_end
 	rc=$("$gpuspy" report "$work/op.gpuspy" --report ops --format json 2> "$work/opr.err" |
 		sed -n 's/.*"calls": *\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
@@ -391,13 +402,13 @@ ops_program_cost() {
 	pc_empty=$(prog_ns empty_session)
 	stats_restore
 	floor_stop
-	rec_start "$work/opc.gpuspy" "$loop_pid" --no-python
+	rec_start "$work/opc.gpuspy" "$loop_pid" --ops uprobes --no-python
 	stats_on_for_measure
 	loop_go
 	pc_nopy=$(prog_ns op_call)
 	stats_restore
 	rec_stop
-	rec_start "$work/opc.gpuspy" "$loop_pid"
+	rec_start "$work/opc.gpuspy" "$loop_pid" --ops uprobes
 	stats_on_for_measure
 	loop_go
 	pc_py=$(prog_ns op_call)
@@ -419,18 +430,24 @@ if want ops; then
 	if "$py" -c 'import torch' 2> /dev/null; then
 		progress "PyTorch row: $ops_iters training iterations, median per iteration, best of $ops_repeats"
 		iters=$ops_iters
-		rounds PyTorch "$ops_repeats" ops_round op of ot on rc
+		rounds PyTorch "$ops_repeats" ops_round op of ot on oi tp rc
 		# a recording that missed operator calls ran faster: gpuspy's figure is the best of the
 		# rounds that saw (nearly) all of them
-		calls=$(awk '$6 > n { n = $6 } END { print n + 0 }' "$work/rounds.ops_round")
+		# rounds.ops_round: quiet op of ot on oi tp rc
+		calls=$(awk '$8 > n { n = $8 } END { print n + 0 }' "$work/rounds.ops_round")
 		[ "$calls" -gt 0 ] || bench_fail "gpuspy saw no PyTorch operator call"
-		best_ot=$(awk -v n="$calls" '$6 >= 0.95 * n && $1 == 1 { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
-		[ -n "$best_ot" ] || best_ot=$(awk -v n="$calls" '$6 >= 0.95 * n { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
+		best_ot=$(awk -v n="$calls" '$8 >= 0.95 * n && $1 == 1 { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
+		[ -n "$best_ot" ] || best_ot=$(awk -v n="$calls" '$8 >= 0.95 * n { print $4 }' "$work/rounds.ops_round" | sort -g | head -1)
 		opi=$(echo "$calls $ops_iters" | awk '{ print $1 / $2 }')
 		row "PyTorch op (torch_loop.py, $(printf %.0f "$opi") ops/iteration)" ns/op \
 			"$(echo "$best_op $opi" | awk '{ print $1 * 1000 / $2 }')" \
 			"$(echo "$best_of $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" \
 			"$(echo "$best_ot $best_op $opi" | awk '{ print ($1 - $2) * 1000 / $3 }')" 1.3 -
+		row "PyTorch loop, gpuspy --ops inprocess against torch.profiler (CPU) as the floor" us/iteration \
+			"$best_op" "$(sub "$best_tp" "$best_op")" "$(sub "$best_oi" "$best_op")" 1.0 -
+		echo "$best_op $best_tp $best_oi $best_ot" | awk '{
+			printf "PyTorch loop slowdown against untraced (us/iteration, median): torch.profiler(activities=[CPU]) %.3fx, gpuspy --ops inprocess %.3fx (aim: 1.10x), gpuspy --ops uprobes %.3fx\n", \
+				$2 / $1, $3 / $1, $4 / $1 }' >> "$notes"
 		ops_program_cost
 		echo "$best_op $best_of $floor_probes $best_ot $best_on $calls $ops_iters $opi" | awk '{
 			printf "PyTorch (us/iteration, median): untraced %s, floor %s (%d empty probes), gpuspy record -p %s, gpuspy record -p --no-python %s (%.1f ns/op added, %s the floor: the operator probes without the Python stack each outermost call carries); %d operator calls in %d iterations\n", \

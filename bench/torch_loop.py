@@ -10,8 +10,8 @@ bench/ops_bench.sh: how much a profiler slows it down and how long its operator 
                   last iteration to the table printed (leaving profile() included: that is where
                   torch.profiler does its post-processing)
 --wait            after the warm-up print READY, then read commands on stdin: "go" runs the
-                  timed loop and prints its line and LOOP_DONE, "exit" (or the end of input)
-                  exits. A tracer can attach before a loop and stop after it with the process
+                  timed loop and prints its line and LOOP_DONE, "profile" the same inside
+                  torch.profiler (as --mode profiler), "exit" (or the end of input) exits. A tracer can attach before a loop and stop after it with the process
                   alive, and several configurations can be timed in one warm process
 
 Prints on stdout:  ITER_US median=<us> mean=<us> min=<us> iters=<n>   (per training iteration)
@@ -76,9 +76,9 @@ def report(times, table_ms):
         print("TABLE_MS=%.1f" % table_ms, flush=True)
 
 
-def run(args, model, opt, x, y):
+def run(mode, args, model, opt, x, y):
     """One timed loop; returns its iteration times and, in profiler mode, TABLE_MS."""
-    if args.mode == "plain":
+    if mode == "plain":
         return timed_loop(model, opt, x, y, args.iters), None
     from torch.profiler import ProfilerActivity, profile
 
@@ -107,11 +107,11 @@ def main():
     y = torch.randint(0, 10, (16,))
     timed_loop(model, opt, x, y, args.warmup)
     if not args.wait:
-        report(*run(args, model, opt, x, y))
+        report(*run(args.mode, args, model, opt, x, y))
         return 0
     print("READY", flush=True)
-    for _ in commands():
-        report(*run(args, model, opt, x, y))
+    for command in commands():
+        report(*run("profiler" if command == "profile" else args.mode, args, model, opt, x, y))
         print("LOOP_DONE", flush=True)
     return 0
 

@@ -623,8 +623,6 @@ static void inject_stopping(struct target *t, bridge_inject_hold_fn hold, void *
 			return;
 		if (!holder)
 			n = blocked_threads(t, tids, 64);
-		else /* sampled from when the load in progress is over */
-			follow_at = gs_monotonic_ns() + sample_ns;
 		for (size_t i = 0; i < n; i++) {
 			err =
 			    try_thread(t, tids[i], gs_monotonic_ns() + BLOCKED_STOP_NS, hold, ctx);

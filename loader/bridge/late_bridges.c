@@ -165,8 +165,12 @@ static void load(struct late_bridges *lb, const struct queued *q)
 	if ((!q->torch && o.res.outcome == GS_BRIDGE_LOAD_PRESENT) || o.res.err == -ESRCH)
 		return;
 	if (may_retry(q, o.res.err) && !retry_later(lb, q)) {
-		gs_debug("pid %d: %s; trying again in %llu ms", q->pid, o.res.message,
-			 (q->torch ? TORCH_RETRY_NS : LDSO_BUSY_RETRY_NS) / 1000000ull);
+		if (q->torch)
+			gs_debug("pid %d: %s; trying again in %llu ms", q->pid, o.res.message,
+				 TORCH_RETRY_NS / 1000000ull);
+		else
+			gs_debug("pid %d: %s; trying again in %llu s", q->pid, o.res.message,
+				 LDSO_BUSY_RETRY_NS / 1000000000ull);
 		return;
 	}
 	if (o.res.outcome == GS_BRIDGE_LOAD_INJECTED)
