@@ -147,6 +147,9 @@ static int on_record(void *ctx, const struct gs_hdr *rec, size_t size)
 	r->events++;
 	if (rec->type == GS_REC_EXIT || rec->type == GS_REC_FORK)
 		record_exit_on_record(r, rec); /* process churn: what exited processes left */
+	if (rec->type == GS_REC_EXEC)
+		recorder_torch_exec(r,
+				    (pid_t)rec->pid); /* a new program: its own libtorch, if any */
 	if (rec->type == GS_REC_PY_STACK) {
 		err = r->py ? py_stacks_on_record(r->py, rec) : 0;
 		goto out;

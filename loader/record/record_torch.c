@@ -271,6 +271,11 @@ int recorder_load_torch(struct recorder *r)
 	return r->write_err;
 }
 
+void recorder_torch_exec(struct recorder *r, pid_t pid)
+{
+	key_index_remove(&r->torch_done, (uint64_t)pid, 0);
+}
+
 void recorder_forget_torch(struct recorder *r, const struct pid_list *dead)
 {
 	key_index_drop_pids(&r->torch_done, dead, 1);

@@ -27,6 +27,8 @@ int recorder_load_torch(struct recorder *r);
 /* A late load's outcome (late_bridges.h): recorded; the observer turned on, or uprobes. */
 int recorder_finish_torch_load(struct recorder *r, pid_t pid,
 			       const struct bridge_inject_result *res);
+/* `pid` ran exec: what was decided for its old program is forgotten. */
+void recorder_torch_exec(struct recorder *r, pid_t pid);
 /* Exited processes: forgotten, so a pid handed out again is a new process. */
 void recorder_forget_torch(struct recorder *r, const struct pid_list *dead);
 void recorder_free_torch(struct recorder *r);
