@@ -205,18 +205,24 @@ bool cupti_link_is_bridge(const char *host_path)
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 
-static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
-				    const struct bridge_target *t, const char *name)
+static struct bpf_link *attach_usdt_of(struct cupti_link *cl, struct bpf_program *prog, pid_t pid,
+				       const char *path, const char *provider, const char *name)
 {
 	struct bpf_link *link;
 	int err;
 
 	pthread_mutex_lock(&cl->reaper.usdt_lock);
-	link = bpf_program__attach_usdt(prog, t->pid, t->path, "gpuspy", name, NULL);
+	link = bpf_program__attach_usdt(prog, pid, path, provider, name, NULL);
 	err = errno;
 	pthread_mutex_unlock(&cl->reaper.usdt_lock);
 	errno = err;
 	return link;
+}
+
+static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *prog,
+				    const struct bridge_target *t, const char *name)
+{
+	return attach_usdt_of(cl, prog, t->pid, t->path, "gpuspy", name);
 }
 
 /* A file offset of `vaddr` through the loadable segments; false when none holds it. */
@@ -336,10 +342,9 @@ static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64
 	return t->records.link ? 0 : -errno;
 }
 
-/* The flush request's probe: kept until detach. */
-static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
+/* A probe attached for its semaphore alone: kept until detach. */
+static int keep_link(struct cupti_link *cl, struct bpf_link *link)
 {
-	struct bpf_link *link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed");
 	struct bpf_link **slot;
 
 	if (!link)
@@ -351,6 +356,19 @@ static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
 	}
 	*slot = link;
 	return 0;
+}
+
+/* The flush request's probe. */
+static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
+{
+	return keep_link(cl, attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed"));
+}
+
+int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t pid)
+{
+	/* bridge_flushed does nothing: any program raises the semaphore it is attached with */
+	return keep_link(cl, attach_usdt_of(cl, cl->skel->progs.bridge_flushed, pid, host_path,
+					    "gpuspy_torch", "shapes"));
 }
 
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)

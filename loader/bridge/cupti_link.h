@@ -31,6 +31,10 @@ bool cupti_link_is_bridge(const char *host_path);
  * in process `pid` only, so other processes that map the same bridge stay untouched, or in
  * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
+/* Raises the PyTorch observer's `gpuspy_torch:shapes` semaphore in `pid` (its file at
+ * `host_path`) until detach, so that it records input shapes: before cupti_link_attach(),
+ * since the observer reads it when it turns itself on. 0 or -errno. */
+int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t pid);
 /* A GS_REC_GPU_BATCH from BPF: its records are checked and written with the batch's pid. */
 /* gpuspy itself started the library of `stream` (GS_GPU_BATCH_STREAM_*: the bridge, or the
  * PyTorch observer, which speaks the same protocol) in `pid` (bridge_inject.h): its flush

@@ -72,6 +72,9 @@ static const char usage[] =
     "                            process: cheapest, backward links), uprobes (traps on\n"
     "                            at::_ops::<op>::call), auto (default: inprocess where\n"
     "                            the observer loads and accepts the libtorch, else uprobes)\n"
+    "      --record-shapes       also record each operator's input shapes (in-process\n"
+    "                            only, as torch.profiler's record_shapes=True: costs the\n"
+    "                            process what boxing every operator's inputs costs)\n"
     "      --no-ops              do not record PyTorch operators\n"
     "\n"
     "  -q, --quiet               no status line and no summary\n"
@@ -101,6 +104,7 @@ enum {
 	OPT_SAMPLE_HZ,
 	OPT_NO_OPS,
 	OPT_OPS,
+	OPT_RECORD_SHAPES,
 	OPT_NO_INJECT,
 	OPT_USER,
 	OPT_STEPS,
@@ -126,6 +130,7 @@ static const struct option long_opts[] = {
     {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
     {"no-ops", no_argument, NULL, OPT_NO_OPS},
     {"ops", required_argument, NULL, OPT_OPS},
+    {"record-shapes", no_argument, NULL, OPT_RECORD_SHAPES},
     {"no-inject", no_argument, NULL, OPT_NO_INJECT},
     {"user", required_argument, NULL, OPT_USER},
     {"steps", required_argument, NULL, OPT_STEPS},
@@ -228,6 +233,7 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 		o->ops = false;
 		return -1;
 	case OPT_OPS:
+		o->ops_mode_set = true;
 		if (!strcmp(arg, "auto"))
 			o->ops_mode = OPS_AUTO;
 		else if (!strcmp(arg, "uprobes"))
@@ -236,6 +242,9 @@ static int parse_one(int c, const char *arg, struct record_opts *o)
 			o->ops_mode = OPS_INPROCESS;
 		else
 			return gs_bad_value("--ops", arg, "auto, uprobes or inprocess");
+		return -1;
+	case OPT_RECORD_SHAPES:
+		o->record_shapes = true;
 		return -1;
 	case OPT_NO_INJECT:
 		o->inject = false;
@@ -337,6 +346,26 @@ static int check_steps(const struct record_opts *o)
 	return -1;
 }
 
+/* The operator options that cannot work together. */
+static int check_ops(const struct record_opts *o)
+{
+	if (!o->ops && (o->record_shapes || o->ops_mode_set)) {
+		gs_error("--no-ops records no operator: not with --ops or --record-shapes");
+		return GS_EXIT_USAGE;
+	}
+	if (o->record_shapes && o->ops_mode == OPS_UPROBES) {
+		gs_error("--record-shapes needs the in-process observer: not with --ops uprobes");
+		return GS_EXIT_USAGE;
+	}
+	if (o->ops_mode == OPS_INPROCESS && (!o->cuda || !o->cupti || !o->inject)) {
+		gs_error(
+		    "--ops inprocess: the observer is loaded with ptrace and speaks through the "
+		    "CUPTI bridge's probe: not with --no-inject, --no-cupti or --no-cuda");
+		return GS_EXIT_USAGE;
+	}
+	return -1;
+}
+
 static int check_targets(const struct record_opts *o)
 {
 	int kinds = (o->npids > 0) + (o->command != NULL) + o->trace_all;
@@ -355,7 +384,7 @@ static int check_targets(const struct record_opts *o)
 			 "as they run");
 		return GS_EXIT_USAGE;
 	}
-	return check_steps(o);
+	return check_ops(o) >= 0 ? GS_EXIT_USAGE : check_steps(o);
 }
 
 int record_opts_parse(int argc, char **argv, struct record_opts *o)

@@ -28,9 +28,11 @@ struct record_opts {
 	bool python; /* Python stacks and CPU samples (--no-python turns them off) */
 	bool ops;    /* PyTorch operator calls (--no-ops turns them off) */
 	enum ops_mode ops_mode; /* --ops */
-	bool inject;		/* load the bridge into running CUDA processes (--no-inject) */
-	uint32_t sample_hz;	/* CPU samples per second per thread of Python processes; 0: none */
-	uint64_t duration_ns;	/* 0: until the targets exit or a signal */
+	bool ops_mode_set;
+	bool record_shapes;   /* --record-shapes: operators' input shapes (in-process) */
+	bool inject;	      /* load the bridge into running CUDA processes (--no-inject) */
+	uint32_t sample_hz;   /* CPU samples per second per thread of Python processes; 0: none */
+	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;
 	uint64_t stats_interval_ns; /* statistics checkpoints; 0: only at the end */

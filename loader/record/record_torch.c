@@ -59,6 +59,15 @@ static int turn_on(struct recorder *r, pid_t pid, bool started)
 	struct torch_mapped *m = malloc(sizeof(*m));
 	int err = m ? torch_observer_mapped(pid, m) : -ENOMEM;
 
+	/* first: the observer reads it when its records probe turns it on */
+	if (!err && r->opts.record_shapes) {
+		int shapes = cupti_link_want_shapes(r->cupti, m->host_path, pid);
+
+		if (shapes == -ENOMEM)
+			err = shapes;
+		else if (shapes && !r->opts.quiet)
+			gs_warn("pid %d: input shapes not recorded: %s", pid, strerror(-shapes));
+	}
 	err = err ?: cupti_link_attach(r->cupti, m->host_path, m->file_key, pid);
 	if (!err && !r->opts.quiet)
 		fprintf(stderr, "gpuspy: PyTorch observer in pid %d: %s: turned on\n", pid,
