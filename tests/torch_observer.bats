@@ -117,17 +117,80 @@ fake_libtorch() { # SONAME
 @test "torch_abi.c's table is what Debian's libtorch-dev headers compile to" {
 	require_cmd g++
 	[ -e /usr/include/ATen/record_function.h ] || skip "needs libtorch-dev's headers"
-	g++ -std=c++17 -O1 -o "$WORK/rf_layout" "$ROOT/tests/targets/torch/rf_layout.cpp"
+	# NDEBUG as Debian built libtorch (inputs() asserts otherwise; the layout is the same)
+	g++ -std=c++17 -O1 -DNDEBUG -o "$WORK/rf_layout" "$ROOT/tests/targets/torch/rf_layout.cpp" -lc10
 	"$WORK/rf_layout" > "$WORK/layout.json"
 	cat "$WORK/layout.json"
 	local field want
-	for field in off_seq_nr off_fwd_tid off_scope callback_size; do
-		want=$(sed -n "s/^[[:space:]]*\.$field = \([0-9]*\),.*/\1/p" "$ROOT/cupti_bridge/torch_abi.c")
+	# RecordFunction and its callback; for input shapes, IValue and TensorImpl
+	for field in off_seq_nr off_fwd_tid off_scope callback_size callback_off_needs_inputs \
+		off_needs_inputs off_inputs off_inputs_size ivalue_size off_ivalue_payload \
+		off_ivalue_tag off_impl_sizes sizes_inline_max off_impl_key_set nested_key_mask; do
+		want=$(sed -n "s/^[[:space:]]*\.$field = \(0x[0-9a-f]*\|[0-9]*\),.*/\1/p" \
+			"$ROOT/cupti_bridge/torch_abi.c")
 		[ -n "$want" ]
-		jq -e --arg f "$field" --argjson want "$want" '.[$f] == $want' "$WORK/layout.json"
+		jq -e --arg f "$field" --argjson want "$((want))" '.[$f] == $want' "$WORK/layout.json"
 	done
+	want=$(sed -n 's/^[[:space:]]*\.tag_tensor = \([0-9]*\),.*/\1/p' "$ROOT/cupti_bridge/torch_abi.c")
+	jq -e --argjson want "$want" '.ivalue_tag_tensor == $want' "$WORK/layout.json"
+	# the undefined tensor is the object torch_abi.c looks up
+	grep -q "\"$(jq -r .undefined_impl_symbol "$WORK/layout.json")\"" "$ROOT/cupti_bridge/torch_abi.c"
 	# passed by value in memory as a C struct of the same size, not by hidden pointer
 	jq -e '.callback_trivially_copyable and .callback_trivially_destructible' "$WORK/layout.json"
+}
+
+# Per operator name, how often each input shapes text came: the observer's against
+# torch.profiler(record_shapes=True)'s input_shapes on the same loop ($1: the driver's JSON).
+check_shapes() {
+	jq -e '.shapes == .torch_shapes' "$1" || {
+		jq -c '[(.shapes + .torch_shapes) | keys[] as $k
+			| select(.shapes[$k] != .torch_shapes[$k])
+			| {op: $k, observer: .shapes[$k], profiler: .torch_shapes[$k]}]' "$1"
+		false
+	}
+	# every start had its shapes, and the registration asked libtorch for inputs
+	jq -e '((.set_shapes_rc // 0) == 0) and .shapes_on == 1 and .no_shapes == 0 and
+		.stats.no_shapes == 0' "$1"
+	# not trivially equal: the convolution's tensors and its None/list/int arguments
+	jq -e --argjson n "$ITERS" '.shapes["aten::convolution"]
+		["[[16, 3, 16, 16], [8, 3, 3, 3], [8], [], [], [], [], [], []]"] == $n' "$1"
+}
+
+@test "input shapes on: every operator's shapes are torch.profiler's record_shapes=True ones" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes counts --iters "$ITERS" > "$WORK/s.json"
+	check_against_profiler "$WORK/s.json"
+	check_shapes "$WORK/s.json"
+}
+
+@test "input shapes of every kind: ranks 0 to 7, lists, scalars, None, nested, undefined" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes --odd both --iters "$ITERS" > "$WORK/o.json"
+	check_against_profiler "$WORK/o.json"
+	check_shapes "$WORK/o.json"
+	# what odd_step() is there for: out-of-line sizes (rank 6, 7), a TensorList, an
+	# undefined gradient, a nested tensor, all as the profiler writes them
+	jq -e --argjson n "$ITERS" '
+		.shapes["aten::add"]["[[2, 1, 3, 1, 2, 1], [2, 1, 3, 1, 2, 4], []]"] == $n and
+		.shapes["aten::view"]["[[1, 2, 1, 3, 1, 2, 1], []]"] == $n and
+		.shapes["aten::cat"]["[[], []]"] >= $n and
+		.shapes["SplitBackward0"]["[[2, 3], []]"] == $n and
+		.shapes["aten::unbind"]["[[], []]"] == $n' "$WORK/o.json"
+}
+
+@test "input shapes off (the default): no shapes ids, inputs not asked of libtorch" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" counts --iters "$ITERS" > "$WORK/n.json"
+	check_against_profiler "$WORK/n.json"
+	jq -e '.shapes == {} and .shapes_on == 0 and .stats.shapes_on == 0' "$WORK/n.json"
+	jq -e '.no_shapes == ([.starts[]] | add)' "$WORK/n.json"
+}
+
+@test "input shapes as sent to gpuspy: each text a GS_REC_TORCH_NAME before its first use" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes wire --iters "$ITERS" > "$WORK/ws.json"
+	jq -e '.bad == []' "$WORK/ws.json"
+	# the names and the shapes texts share the id space
+	jq -e '.wire_names == (.starts | length) + ([.shapes[] | keys[]] | unique | length)' \
+		"$WORK/ws.json"
+	check_against_profiler "$WORK/ws.json"
+	check_shapes "$WORK/ws.json"
 }
 
 @test "as sent to gpuspy (GS_REC_TORCH_OP, GS_REC_TORCH_NAME): the same counts, names first" {
@@ -147,6 +210,20 @@ fake_libtorch() { # SONAME
 		"$WORK/g.json"
 	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0' "$WORK/g.json"
 	jq -e '.recorded == 2 * .profiler_events and .recorded_when_closed == 0' "$WORK/g.json"
+	jq -e '.shapes_on == 0' "$WORK/g.json"
+}
+
+@test "gpuspy_torch:shapes' semaphore raised when the gate opens: shapes for that recording" {
+	run --separate-stderr "$PYTHON" "$DRIVER" --lib "$LIB" --shapes gate --iters "$ITERS"
+	[ "$status" -eq 0 ]
+	echo "$output" > "$WORK/gs.json"
+	jq -e '.opened and .shapes_on == 1 and .stats.enables == 1' "$WORK/gs.json"
+	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0 and .stats.no_shapes == 0' \
+		"$WORK/gs.json"
+	# a semaphore-only probe: its site is in the library's USDT notes
+	if command -v readelf > /dev/null; then
+		readelf -n "$LIB" | grep -A1 'Provider: gpuspy_torch' | grep -q 'Name: shapes'
+	fi
 }
 
 # bats test_tags=bpf

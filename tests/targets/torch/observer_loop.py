@@ -22,6 +22,13 @@ process, through ctypes, for tests/torch_observer.bats.
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
+                                                     (with --shapes, gpuspy_torch:shapes' too)
+
+--odd: each iteration also runs odd_step(), operators whose inputs are of every kind the
+shapes text treats apart.
+--shapes: input shapes on (gpuspy_torch_ops_set_shapes(1)), and torch.profiler with
+record_shapes=True: "shapes" and "torch_shapes" are then, per name, how often each input
+shapes text was seen.
 
 Prints one JSON object on stdout. Counts are per RecordFunction name: "starts" and "ends" of
 the observer's records, "torch" the profiler's events as recorded (before key_averages()
@@ -56,6 +63,8 @@ class Observer:
         self.unpaired = 0
         self.stacks = collections.defaultdict(list)
         self.seq = collections.Counter()  # operators with a sequence number
+        self.shapes = collections.defaultdict(collections.Counter)  # name -> text -> starts
+        self.no_shapes = 0  # starts without a shapes id
         self.pending = {}  # tid -> an evaluate_function start waiting for its node's seq
 
     def init(self, addrs):
@@ -84,6 +93,10 @@ class Observer:
             if r.kind == 1:
                 self.starts[name] += 1
                 stack.append(name)
+                if r.shapes:
+                    self.shapes[name][self.name(r.shapes)] += 1
+                else:
+                    self.no_shapes += 1
                 # torch.profiler gives the autograd engine's evaluate_function range the
                 # sequence number of the backward node recorded right after it
                 # (collection.cpp, TorchOpStorage::materialize); so does this reader
@@ -107,7 +120,7 @@ class Observer:
 
 GS_REC_TORCH_OP, GS_REC_TORCH_NAME = 29, 30
 HDR = struct.Struct("<HHIIIQ")  # struct gs_hdr: type, size, pid, tid, flags, ts
-OP = struct.Struct("<qIIII")  # struct gs_torch_op after the header
+OP = struct.Struct("<qIIII")  # struct gs_torch_op after the header: ..., scope, shapes
 NAME = struct.Struct("<II")  # struct gs_torch_name after the header, then the text
 
 
@@ -145,11 +158,16 @@ class Wire:
                         self.bad.append("name not terminated")
                     self.names[name_id] = text.split(b"\0")[0].decode()
                 elif typ == GS_REC_TORCH_OP and size == HDR.size + OP.size:
-                    seq, name_id, fwd, scope, _ = OP.unpack_from(body)
+                    seq, name_id, fwd, scope, shapes = OP.unpack_from(body)
                     if name_id not in self.names:
                         self.bad.append("op before its name %d" % name_id)
+                    if shapes and shapes not in self.names:
+                        self.bad.append("op before its shapes text %d" % shapes)
+                    if shapes and flags & 1:
+                        self.bad.append("shapes on an end")
                     recs.append(Op(ts=ts, seq_nr=seq, tid=tid, name_id=name_id, fwd_tid=fwd,
-                                   kind=2 if flags & 1 else 1, scope=scope, flags=flags >> 1))
+                                   kind=2 if flags & 1 else 1, scope=scope, flags=flags >> 1,
+                                   shapes=shapes))
                 else:
                     self.bad.append("record type %d size %d" % (typ, size))
                 at += size
@@ -159,10 +177,31 @@ class Wire:
                 return
 
 
-def profiled(state, iters, obs=None):
+def odd_step():
+    """Inputs of each kind: tensors of rank 0, 5 (the last kept inline in TensorImpl) and 6, 7
+    (behind a pointer), a TensorList, Python scalars, None, a nested tensor, and undefined
+    tensors (the gradient of a split's unused chunk, passed to its backward node)."""
+    a = torch.randn(2, 1, 3, 1, 2)
+    b = torch.randn(2, 1, 3, 1, 2, 4)
+    c = torch.randn(1, 2, 1, 3, 1, 2, 1)
+    (a.unsqueeze(-1) + b).sum(dim=-1)
+    c.view(2, 3, 2) * 2.5
+    torch.tensor(3.0) * a
+    torch.cat([a, a], dim=0).add(1, alpha=2)
+    torch.nn.functional.dropout(a, p=0.0, training=False)
+    torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]).unbind()
+    x = torch.randn(4, 3, requires_grad=True)
+    first, _ = x.split(2)
+    first.sum().backward()
+
+
+def profiled(state, iters, obs=None, shapes=False):
+    """torch.profiler's events on `iters` iterations: counts per name, those with a sequence
+    number, and with shapes, per name how often each input_shapes text (str() of the event's
+    shapes, as key_averages(group_by_input_shape=True) keys them) came."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes) as prof:
         for _ in range(iters):
             train_loop.step(*state)
             if obs:
@@ -170,12 +209,17 @@ def profiled(state, iters, obs=None):
     events = list(prof.profiler.kineto_results.events())
     counts = collections.Counter(e.name() for e in events)
     seq = collections.Counter(e.name() for e in events if e.sequence_nr() >= 0)
-    return counts, seq
+    by_shapes = collections.defaultdict(collections.Counter)
+    if shapes:
+        for e in events:
+            by_shapes[e.name()][str(e.shapes())] += 1
+    return counts, seq, by_shapes
 
 
 def observed(obs, state, iters, reader=None):
     reader = reader or obs
     obs.lib.gpuspy_torch_ops_enable()
+    obs.shapes_on = obs.stats()["shapes_on"]  # what this registration asked libtorch for
     for _ in range(iters):
         train_loop.step(*state)
         reader.drain()
@@ -183,13 +227,15 @@ def observed(obs, state, iters, reader=None):
     reader.drain()
 
 
-def result(obs, torch_counts=None, torch_seq=None, **extra):
+def result(obs, torch_counts=None, torch_seq=None, torch_shapes=None, **extra):
     out = {"starts": obs.starts, "ends": obs.ends, "unpaired": obs.unpaired,
            "open": sum(len(s) for s in obs.stacks.values()), "seq": obs.seq,
-           "stats": obs.stats()}
+           "stats": obs.stats(), "shapes": obs.shapes, "no_shapes": obs.no_shapes,
+           "shapes_on": getattr(obs, "shapes_on", None)}
     if torch_counts is not None:
         out["torch"] = torch_counts
         out["torch_seq"] = torch_seq
+        out["torch_shapes"] = torch_shapes
     out.update(extra)
     return out
 
@@ -203,16 +249,20 @@ def wait_until(cond, seconds=5.0):
     return True
 
 
-def gate(obs, state, iters):
+def gate(obs, state, iters, gate_shapes=False):
     """The control thread follows the semaphore: on at two polls in a row, every record read
     out (and sent) by it, off when it drops."""
     sema = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_records_semaphore")
     flush = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_flush_semaphore")
+    shapes = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_torch_shapes_semaphore")
     out = {"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}
     train_loop.run(2, state)
     out["enables_closed"] = obs.stats()["enables"]
+    # raised first, as gpuspy attaches gpuspy_torch:shapes before gpuspy:records
+    shapes.value = 1 if gate_shapes else 0
     sema.value = 1
     out["opened"] = wait_until(lambda: obs.stats()["enables"] == 1)
+    out["shapes_on"] = obs.stats()["shapes_on"]
     base = obs.stats()["recorded"]
     train_loop.run(iters, state)
     recorded = obs.stats()["recorded"] - base
@@ -223,13 +273,14 @@ def gate(obs, state, iters):
     time.sleep(0.1)
     flush.value = 0
     sema.value = 0
+    shapes.value = 0
     # off: the callbacks unregistered, nothing more recorded
     time.sleep(0.1)
     after = obs.stats()["recorded"]
     train_loop.run(iters, state)
     out["recorded_when_closed"] = obs.stats()["recorded"] - after
     out["recorded"] = recorded
-    counts, _ = profiled(state, iters)
+    counts, _, _ = profiled(state, iters)
     out["profiler_events"] = sum(counts.values())
     out["stats"] = obs.stats()
     return out
@@ -256,7 +307,7 @@ def serve(obs, state, args):
     print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
     print("DONE %d" % args.iters, flush=True)
     go.readline()
-    counts, seq = profiled(state, args.iters)
+    counts, seq, _ = profiled(state, args.iters)
     with open(args.oracle, "w") as f:
         json.dump({"torch": counts, "torch_seq": seq}, f)
 
@@ -269,11 +320,22 @@ def main():
     p.add_argument("--go", help="serve: the FIFO to read lines from")
     p.add_argument("--oracle", help="serve: where to write torch.profiler's counts")
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--shapes", action="store_true", help="input shapes on (set_shapes(1))")
+    p.add_argument("--odd", action="store_true", help="odd_step() in every iteration")
     p.add_argument("--cycles", type=int, default=200)
     p.add_argument("--syms", default="libtorch",
                    help="refuse: libtorch, swapped (name and isAsync swapped), libc, FILE.so")
     args = p.parse_args()
 
+    if args.odd:
+        import warnings
+        warnings.filterwarnings("ignore", message=".*nested tensors.*")
+        plain = train_loop.step
+
+        def step(*st):
+            plain(*st)
+            odd_step()
+        train_loop.step = step
     state = train_loop.make()
     train_loop.run(2, state)  # warm-up, as train_loop.py does
     torch_lib = ctypes.CDLL(libtorch_path(), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
@@ -304,25 +366,30 @@ def main():
         print(json.dumps({"rc": rc, "why": why}))
         return 1
 
+    # the control thread (gate) decides shapes from the semaphore itself
+    set_shapes_rc = obs.lib.gpuspy_torch_ops_set_shapes(1) if args.shapes and \
+        args.mode != "gate" else None
     if args.mode == "counts":
         observed(obs, state, args.iters)
-        counts, seq = profiled(state, args.iters)
-        print(json.dumps(result(obs, counts, seq)))
+        counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
+        print(json.dumps(result(obs, counts, seq, by_shapes, set_shapes_rc=set_shapes_rc)))
     elif args.mode == "serve":
         serve(obs, state, args)
     elif args.mode == "gate":
-        print(json.dumps(gate(obs, state, args.iters)))
+        print(json.dumps(gate(obs, state, args.iters, args.shapes)))
     elif args.mode == "wire":
         wire = Wire(obs)
         observed(obs, state, args.iters, wire)
-        counts, seq = profiled(state, args.iters)
-        print(json.dumps(result(obs, counts, seq, bad=wire.bad, wire_names=len(wire.names))))
+        counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
+        print(json.dumps(result(obs, counts, seq, by_shapes, bad=wire.bad,
+                                wire_names=len(wire.names))))
     elif args.mode == "both":
         obs.lib.gpuspy_torch_ops_enable()
-        counts, seq = profiled(state, args.iters, obs)
+        obs.shapes_on = obs.stats()["shapes_on"]
+        counts, seq, by_shapes = profiled(state, args.iters, obs, shapes=args.shapes)
         obs.lib.gpuspy_torch_ops_disable()
         obs.drain()
-        print(json.dumps(result(obs, counts, seq)))
+        print(json.dumps(result(obs, counts, seq, by_shapes)))
     else:
         stop = threading.Event()
         other = {"iters": 0}
