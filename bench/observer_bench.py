@@ -13,6 +13,10 @@ Each round times ITERS iterations in each configuration, in this order:
              outside the timing, as gpuspy's reader would from another thread)
   profiler   the loop inside torch.profiler.profile(activities=[CPU]) (in-loop time only;
              leaving profile() is timed apart as exit_ms)
+  shapes_floor  as floor, registered asking for inputs (gpuspy_torch_ops_set_shapes(1)):
+             what libtorch's boxing of every operator's inputs costs by itself
+  shapes     the observer recording with input shapes
+  profiler_shapes  torch.profiler.profile(activities=[CPU], record_shapes=True)
 A configuration's figure is the median iteration time of a round, and the best (lowest)
 over rounds. Operator calls per iteration are counted from the observer's records (starts),
 so per-operator costs are (config - untraced) / calls. Prints one JSON object.
@@ -110,16 +114,20 @@ def main():
     def untraced():
         return torch_loop.timed_loop(model, opt, x, y, args.iters), {}
 
-    def floor():
+    def floor(shapes=0):
+        lib.gpuspy_torch_ops_set_shapes(shapes)
         lib.gpuspy_torch_ops_enable()
         lib.gpuspy_torch_ops_set_recording(0)
         times = torch_loop.timed_loop(model, opt, x, y, args.iters)
         lib.gpuspy_torch_ops_disable()
+        lib.gpuspy_torch_ops_set_shapes(0)
         return times, {}
 
-    def observed():
+    def observed(shapes=0):
         times, starts = [], 0
         drain()
+        if lib.gpuspy_torch_ops_set_shapes(shapes):
+            raise SystemExit("observer_bench: input shapes not available")
         lib.gpuspy_torch_ops_enable()
         for _ in range(args.iters):
             t0 = time.perf_counter()
@@ -129,13 +137,14 @@ def main():
             starts += drain()
             drain_s = time.perf_counter() - t1
         lib.gpuspy_torch_ops_disable()
+        lib.gpuspy_torch_ops_set_shapes(0)
         starts += drain()
         return times, {"ops_per_iter": starts / args.iters, "last_drain_us": drain_s * 1e6}
 
-    def profiled():
+    def profiled(shapes=False):
         from torch.profiler import ProfilerActivity, profile
 
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes) as prof:
             times = torch_loop.timed_loop(model, opt, x, y, args.iters)
             t0 = time.perf_counter()
         exit_ms = (time.perf_counter() - t0) * 1e3
@@ -143,7 +152,8 @@ def main():
         return times, {"exit_ms": exit_ms}
 
     configs = {"untraced": untraced, "floor": floor, "observer": observed,
-               "profiler": profiled}
+               "profiler": profiled, "shapes_floor": lambda: floor(1),
+               "shapes": lambda: observed(1), "profiler_shapes": lambda: profiled(True)}
     if args.wait:
         return serve(lib, configs, lambda: torch_loop.timed_loop(model, opt, x, y, args.iters),
                      args.iters)
@@ -164,6 +174,7 @@ def main():
            "added_ns_per_op": {k: (best[k] - best["untraced"]) * 1e3 / ops for k in configs
                                if k != "untraced"},
            "profiler_exit_ms": min(extra["profiler"]["exit_ms"]),
+           "profiler_shapes_exit_ms": min(extra["profiler_shapes"]["exit_ms"]),
            "observer_read_us_per_iter": min(extra["observer"]["last_drain_us"])}
     print(json.dumps(out))
     return 0

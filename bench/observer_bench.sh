@@ -4,7 +4,9 @@
 # (bench/observer_bench.py says what each configuration is): untraced; the floor (the
 # observer's global RecordFunction callbacks registered but returning at once: libtorch's own
 # cost of having any global callback); the observer recording (rings read between iterations
-# by ctypes); torch.profiler(activities=[CPU]). With --gpuspy (root) also, in the same
+# by ctypes); torch.profiler(activities=[CPU]); and the same with input shapes: the floor
+# registered asking libtorch for inputs (its boxing alone), the observer recording shapes,
+# torch.profiler(record_shapes=True). With --gpuspy (root) also, in the same
 # process: gpuspy record -p --no-python --no-ops, whose attach turns the observer on and
 # which receives its records (in-process), and gpuspy record -p --no-python --no-cupti (the
 # operators' uprobes, observer off).
@@ -39,11 +41,12 @@ if [ $with_gpuspy -eq 0 ]; then
 	"",
 	"| configuration | µs/iteration | slowdown | added ns/op |",
 	"|---|---:|---:|---:|",
-	(["untraced", "floor", "observer", "profiler"][] as $k
+	(["untraced", "floor", "observer", "profiler", "shapes_floor", "shapes", "profiler_shapes"][] as $k
 	 | "| \($k) | \(.iter_us[$k] * 10 | round / 10) | \(.ratio[$k] * 1000 | round / 1000)x | \(if $k == "untraced" then "-" else (.added_ns_per_op[$k] | round | tostring) end) |"),
 	"",
 	"observer own work over the floor: \((.added_ns_per_op.observer - .added_ns_per_op.floor) | round) ns/op",
-	"torch.profiler leaving profile(): \(.profiler_exit_ms | round) ms for \(.iters) iterations",
+	"observer with shapes, own work over its floor: \((.added_ns_per_op.shapes - .added_ns_per_op.shapes_floor) | round) ns/op",
+	"torch.profiler leaving profile(): \(.profiler_exit_ms | round) ms for \(.iters) iterations, with shapes \(.profiler_shapes_exit_ms | round) ms",
 	"reading the observer rings (ctypes, per iteration): \(.observer_read_us_per_iter | round) µs"'
 	exit 0
 fi
