@@ -263,6 +263,37 @@ check_shapes() {
 }
 
 # bats test_tags=bpf
+@test "gpuspy record -p with gpuspy_torch:shapes raised: the shapes texts reach the trace" {
+	require_bpf
+	[ -x "$GPUSPY" ] || skip "needs $GPUSPY"
+	local loop_pid gpuspy_pid made
+	mkfifo "$WORK/go"
+	# the driver raises the shapes semaphore by hand, as gpuspy's attach of the probe will
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes serve --iters "$ITERS" --go "$WORK/go" \
+		--oracle "$WORK/oracle.json" > "$WORK/loop.out" 2>&1 3>&- &
+	loop_pid=$!
+	wait_for_line "$WORK/loop.out" READY
+	"$GPUSPY" record -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	gpuspy_pid=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	exec 4> "$WORK/go"
+	echo go >&4
+	wait_for_line "$WORK/loop.out" "DONE $ITERS"
+	kill -INT "$gpuspy_pid"
+	wait "$gpuspy_pid"
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	python3 "$ROOT/tests/lib/read_torch_ops.py" "$WORK/t.gpuspy" "$loop_pid" > "$WORK/r.json"
+	jq -e '.op_before_name == 0 and .unpaired == 0 and .open == 0' "$WORK/r.json"
+	made=$(sed -n 's/.*"recorded": \([0-9]*\), "stats".*/\1/p' "$WORK/loop.out")
+	jq -e --argjson made "$made" '.records == $made' "$WORK/r.json"
+	grep -q '"no_shapes": 0' "$WORK/loop.out"
+	jq -s -e '.[0].starts == .[1].torch and .[0].shapes == .[1].torch_shapes' \
+		"$WORK/r.json" "$WORK/oracle.json"
+}
+
+# bats test_tags=bpf
 @test "gpuspy record -- CMD: a process that exits while recorded delivers every record at exit" {
 	require_bpf
 	[ -x "$GPUSPY" ] || skip "needs $GPUSPY"

@@ -287,6 +287,9 @@ def gate(obs, state, iters, gate_shapes=False):
 
 
 def serve(obs, state, args):
+    if args.shapes:
+        # what gpuspy's attach of gpuspy_torch:shapes will do, before gpuspy:records'
+        ctypes.c_ushort.in_dll(obs.lib, "gpuspy_torch_shapes_semaphore").value = 1
     print(json.dumps({"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}), flush=True)
     print("READY", flush=True)
     go = open(args.go) if args.go else None
@@ -307,9 +310,9 @@ def serve(obs, state, args):
     print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
     print("DONE %d" % args.iters, flush=True)
     go.readline()
-    counts, seq, _ = profiled(state, args.iters)
+    counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
     with open(args.oracle, "w") as f:
-        json.dump({"torch": counts, "torch_seq": seq}, f)
+        json.dump({"torch": counts, "torch_seq": seq, "torch_shapes": by_shapes}, f)
 
 
 def main():
@@ -368,7 +371,7 @@ def main():
 
     # the control thread (gate) decides shapes from the semaphore itself
     set_shapes_rc = obs.lib.gpuspy_torch_ops_set_shapes(1) if args.shapes and \
-        args.mode != "gate" else None
+        args.mode not in ("gate", "serve") else None
     if args.mode == "counts":
         observed(obs, state, args.iters)
         counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
