@@ -13,7 +13,8 @@
 # Ratios are to the untraced loop of the same run, per-operator costs over untraced divided by
 # the operator calls (RecordFunction starts) the observer counted per iteration.
 # usage: bench/observer_bench.sh [--gpuspy] [BUILD_DIR] [ITERS] [ROUNDS]   (PYTHON: a python3
-#        with torch, default /usr/bin/python3.11)
+#        with torch, default /usr/bin/python3.11; CLOCK=cpu, without --gpuspy: iterations
+#        timed by the loop thread's CPU clock, for a machine other work shares)
 set -eu
 with_gpuspy=0
 if [ "${1:-}" = --gpuspy ]; then
@@ -32,10 +33,13 @@ here=$(dirname "$0")
 "$py" -c 'import torch' 2> /dev/null || { echo "$bench_name: $py has no torch (set PYTHON)" >&2; exit 1; }
 command -v jq > /dev/null || { echo "$bench_name: needs jq" >&2; exit 1; }
 
-echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $rounds"
+clock=${CLOCK:-wall}
+[ $with_gpuspy -eq 0 ] || clock=wall # gpuspy's own threads' work must count
+echo "clock: $clock; machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $rounds"
 
 if [ $with_gpuspy -eq 0 ]; then
-	out=$("$py" "$here/observer_bench.py" --lib "$lib" --iters "$iters" --rounds "$rounds")
+	out=$("$py" "$here/observer_bench.py" --lib "$lib" --iters "$iters" --rounds "$rounds" \
+		--clock "$clock")
 	echo "$out" | jq -r '
 	"operator calls per iteration (RecordFunction starts): \(.ops_per_iter)",
 	"",

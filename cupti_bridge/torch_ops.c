@@ -38,6 +38,7 @@
 #define NAME_CACHE  64	  /* per thread, direct-mapped by the name's address */
 #define NAMES_MAX   65536 /* distinct names and shapes texts per process (< 2^24) */
 #define NAME_HASH   (NAMES_MAX * 2)
+#define NAMES_KEPT  4096 /* of those, never taken by shapes: new operator names still fit */
 #define DEPTH_BITS  1024 /* nesting tracked exactly this deep; deeper ends are not kept */
 #define SHAPE_CACHE 256	 /* per thread, direct-mapped by the hash of the dimensions */
 #define MAX_INPUTS  64	 /* an operator with more inputs gets no shapes */
@@ -143,8 +144,9 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* g_names_lock held. The id of a name, interned at its first sight; 0 when the table is full. */
-static uint32_t intern_locked(const char *name)
+/* g_names_lock held. The id of a name, interned at its first sight; 0 when it is new and
+ * `limit` ids are taken. */
+static uint32_t intern_locked(const char *name, uint32_t limit)
 {
 	uint32_t h = fnv1a(name), i, id = 0;
 
@@ -157,7 +159,7 @@ static uint32_t intern_locked(const char *name)
 
 			if (!n)
 				n = 1;
-			if (n >= NAMES_MAX || !(copy = strdup(name)))
+			if (n >= limit || !(copy = strdup(name)))
 				break;
 			g_names[n] = copy;
 			g_hash[i] = id = n;
@@ -177,7 +179,7 @@ static uint32_t intern(const char *name, const char **text)
 	uint32_t id;
 
 	pthread_mutex_lock(&g_names_lock);
-	id = intern_locked(name);
+	id = intern_locked(name, NAMES_MAX);
 	*text = id ? g_names[id] : NULL;
 	pthread_mutex_unlock(&g_names_lock);
 	return id;
@@ -246,7 +248,7 @@ static uint32_t shapes_intern(const int64_t *key, size_t len)
 	if (!text)
 		return 0;
 	pthread_mutex_lock(&g_names_lock);
-	id = intern_locked(text);
+	id = intern_locked(text, NAMES_MAX - NAMES_KEPT);
 	if (id && !g_shape_key[id]) {
 		copy = malloc((len + 1) * sizeof(*copy));
 		if (copy) {
@@ -290,6 +292,8 @@ static size_t shapes_key(const unsigned char *rf, int64_t *key)
 		uint32_t tag;
 		uint64_t keys, rank;
 
+		if (k >= KEY_MAX)
+			return 0;
 		memcpy(&tag, v + a->off_ivalue_tag, sizeof(tag));
 		if (tag != a->tag_tensor) {
 			key[k++] = 0; /* a scalar, a list, None, ...: [] */

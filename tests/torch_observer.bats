@@ -176,6 +176,17 @@ check_shapes() {
 		.shapes["aten::unbind"]["[[], []]"] == $n' "$WORK/o.json"
 }
 
+@test "input shapes beyond the limits: a tensor of 17 dimensions gives its operator none" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes limits > "$WORK/l.json"
+	jq -e '.shapes_on == 1 and .set_shapes_rc == 0' "$WORK/l.json"
+	jq -e '.shapes["aten::add"] == {"[[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [], []]": 1}' \
+		"$WORK/l.json"
+	# aten::add of the 17-dim tensor, and what it calls with it, counted, not cut or guessed
+	jq -e '.starts["aten::add"] == 2 and .rank17_no_shapes >= 1 and
+		.stats.no_shapes == .rank17_no_shapes' "$WORK/l.json"
+	jq -e '.shapes.rank17 == {"[]": 1}' "$WORK/l.json"
+}
+
 @test "input shapes off (the default): no shapes ids, inputs not asked of libtorch" {
 	"$PYTHON" "$DRIVER" --lib "$LIB" counts --iters "$ITERS" > "$WORK/n.json"
 	check_against_profiler "$WORK/n.json"

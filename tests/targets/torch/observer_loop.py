@@ -19,6 +19,9 @@ process, through ctypes, for tests/torch_observer.bats.
                                                      line torch.profiler's counts of N more
                                                      into F, and exit; without --go (launched
                                                      by gpuspy) it exits right after the loop
+    observer_loop.py --lib LIB limits                with shapes on, a 16-dim and a 17-dim
+                                                     tensor added to 1: the first has its
+                                                     shapes, the second's operators none
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
@@ -319,7 +322,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--lib", required=True)
     p.add_argument("mode", choices=("counts", "both", "toggle", "refuse", "wire",
-                                      "gate", "serve"))
+                                      "gate", "serve", "limits"))
     p.add_argument("--go", help="serve: the FIFO to read lines from")
     p.add_argument("--oracle", help="serve: where to write torch.profiler's counts")
     p.add_argument("--iters", type=int, default=20)
@@ -378,6 +381,20 @@ def main():
         print(json.dumps(result(obs, counts, seq, by_shapes, set_shapes_rc=set_shapes_rc)))
     elif args.mode == "serve":
         serve(obs, state, args)
+    elif args.mode == "limits":
+        a16, a17 = torch.ones([1] * 16), torch.ones([1] * 17)
+        obs.lib.gpuspy_torch_ops_enable()
+        obs.shapes_on = obs.stats()["shapes_on"]
+        with torch.profiler.record_function("rank16"):
+            a16.add(1)
+        obs.drain()
+        before = obs.no_shapes
+        with torch.profiler.record_function("rank17"):
+            a17.add(1)
+        obs.lib.gpuspy_torch_ops_disable()
+        obs.drain()
+        print(json.dumps(result(obs, set_shapes_rc=set_shapes_rc,
+                                rank17_no_shapes=obs.no_shapes - before)))
     elif args.mode == "gate":
         print(json.dumps(gate(obs, state, args.iters, args.shapes)))
     elif args.mode == "wire":
