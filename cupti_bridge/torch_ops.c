@@ -69,10 +69,12 @@ struct name_slot {
 	uint32_t id;
 };
 
-/* An operator's input shapes as seen by one thread: the hash of its key and the id it had. */
+/* An operator's input shapes as seen by one thread: the hash of its key and the id it had, or
+ * that it has none (a text too long, the table full: not tried again at every call). */
 struct shape_slot {
 	uint64_t hash;
 	uint32_t id;
+	uint32_t none;
 };
 
 /* One thread's ring: the thread writes head, gpuspy_torch_ops_read() writes tail. */
@@ -247,6 +249,11 @@ static uint32_t shapes_intern(const int64_t *key, size_t len)
 
 	if (!text)
 		return 0;
+	/* a text the wire would cut is not sent at all: a cut one would name other shapes */
+	if (strlen(text) > GPUSPY_TORCH_SHAPES_TEXT_MAX) {
+		free(text);
+		return 0;
+	}
 	pthread_mutex_lock(&g_names_lock);
 	id = intern_locked(text, NAMES_MAX - NAMES_KEPT);
 	if (id && !g_shape_key[id]) {
@@ -359,15 +366,21 @@ static uint32_t shapes_id(struct tbuf *b, const void *rf)
 	}
 	h = key_hash(key, len);
 	s = &b->shapes[h % SHAPE_CACHE];
-	/* a hit is trusted only when the id's own key is this one: no collision misnames */
+	/* a hit is trusted only when the id's own key is this one: no collision misnames (a
+	 * colliding key remembered as having none loses its shapes, never gets others') */
+	if (s->hash == h && s->none)
+		goto none;
 	if (s->id && s->hash == h && (known = g_shape_key[s->id]) && known[0] == (int64_t)len &&
 	    !memcmp(known + 1, key, len * sizeof(*key)))
 		return s->id;
 	s->hash = h;
 	s->id = shapes_intern(key, len);
-	if (!s->id)
-		atomic_fetch_add_explicit(&g_no_shapes, 1, memory_order_relaxed);
-	return s->id;
+	s->none = !s->id;
+	if (s->id)
+		return s->id;
+none:
+	atomic_fetch_add_explicit(&g_no_shapes, 1, memory_order_relaxed);
+	return 0;
 }
 
 static void release_buf(void *p)

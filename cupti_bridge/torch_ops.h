@@ -38,6 +38,9 @@ enum gpuspy_torch_op_kind {
 };
 
 #define GPUSPY_TORCH_OP_ASYNC 1 /* flags: RecordFunction::isAsync() */
+/* Longest input shapes text: a longer one is not recorded (no shapes), rather than cut on the
+ * wire (bpf/records.h's GS_GPU_NAME_MAX, NUL included, limits a GS_REC_TORCH_NAME). */
+#define GPUSPY_TORCH_SHAPES_TEXT_MAX 1023
 
 /* One operator start or end. An end is kept only when its start was (same thread, same
  * session), so starts and ends nest per thread; a start whose end came after the disable has

@@ -21,6 +21,8 @@
 #define NAME_BITS 65536	    /* torch_ops.c's NAMES_MAX */
 #define CHUNK	  256	    /* ring records read at a time */
 
+_Static_assert(GPUSPY_TORCH_SHAPES_TEXT_MAX < GS_GPU_NAME_MAX, "a shapes text is never cut");
+
 static pthread_mutex_t g_send_lock = PTHREAD_MUTEX_INITIALIZER; /* g_sent, conversion */
 static uint64_t g_sent[NAME_BITS / 64]; /* names already sent in this recording */
 static pthread_once_t g_thread_once = PTHREAD_ONCE_INIT;

@@ -21,7 +21,9 @@ process, through ctypes, for tests/torch_observer.bats.
                                                      by gpuspy) it exits right after the loop
     observer_loop.py --lib LIB limits                with shapes on, a 16-dim and a 17-dim
                                                      tensor added to 1: the first has its
-                                                     shapes, the second's operators none
+                                                     shapes, the second's operators none;
+                                                     an operator whose shapes text would be
+                                                     over 1,023 bytes: none
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
@@ -391,10 +393,25 @@ def main():
         before = obs.no_shapes
         with torch.profiler.record_function("rank17"):
             a17.add(1)
+        obs.drain()
+        rank17 = obs.no_shapes - before
+        # a shapes text of 1,298 bytes (what torch.profiler writes for it), over what a
+        # GS_REC_TORCH_NAME carries: six tensors of 15 dims of 2^63-1 (a dim of 0, or
+        # expanded: nothing allocated); the kernel then refuses the sizes, twice
+        big = 2 ** 63 - 1
+        x, m = torch.empty(0, *[big] * 15), torch.empty(0, *[big] * 14, 1)
+        w = torch.ones(1).expand(big)
+        before = obs.no_shapes
+        for _ in range(2):
+            try:
+                torch.ops.aten.native_layer_norm_backward(x, x, [big], m, m, w, w,
+                                                          [True, True, True])
+            except RuntimeError:
+                pass
         obs.lib.gpuspy_torch_ops_disable()
         obs.drain()
-        print(json.dumps(result(obs, set_shapes_rc=set_shapes_rc,
-                                rank17_no_shapes=obs.no_shapes - before)))
+        print(json.dumps(result(obs, set_shapes_rc=set_shapes_rc, rank17_no_shapes=rank17,
+                                long_no_shapes=obs.no_shapes - before)))
     elif args.mode == "gate":
         print(json.dumps(gate(obs, state, args.iters, args.shapes)))
     elif args.mode == "wire":
