@@ -10,11 +10,12 @@
  * displacements, and their first bytes must be the instructions that do so with the offsets
  * of the table. Any difference refuses the library.
  *
- * Input shapes read c10::IValue and c10::TensorImpl, which live in libc10: the undefined
- * tensor's TensorImpl and TensorImpl::sizes_custom() are looked up in the libtorch's own
- * dependencies (dlopen of the loaded object, RTLD_NOLOAD), must lie in libc10 of the same
- * release, and sizes_custom()'s code must read the table's offsets; else shapes are refused
- * and operators still recorded.
+ * Input shapes read RecordFunction::inputs_, pinned by the code of RecordFunction::num_inputs(),
+ * and c10::IValue and c10::TensorImpl, which live in libc10: the undefined tensor's TensorImpl
+ * and TensorImpl::sizes_custom() are looked up in the libtorch's own dependencies (dlopen of
+ * the loaded object, RTLD_NOLOAD), must lie in libc10 of the same release, and
+ * sizes_custom()'s code must read the table's offsets; else shapes are refused and operators
+ * still recorded.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -100,11 +101,21 @@ static const struct torch_abi known[] = {
 	.c10_soname = "libc10.so.1.13",
     },
 };
+/* libtorch_cpu.so.1.13's at::RecordFunction::num_inputs() const (record_function.cpp:566): for
+ * a name held as a string it returns inputs_.size(), which pins inputs_ (data, size). */
+static const struct code_check checks_inputs_1_13[] = {
+    /* mov 0xc0(%rdi),%eax: fn_.index_, as in name() */
+    {0, 0x00, 6, {0x8b, 0x87, 0xc0, 0x00, 0x00, 0x00}},
+    /* mov 0xd8(%rdi),%rax; ret: inputs_.size_ (its data at 0xd0) */
+    {0, 0x38, 8, {0x48, 0x8b, 0x87, 0xd8, 0x00, 0x00, 0x00, 0xc3}},
+};
+
+#define NCHECKS(a) (sizeof(a) / sizeof((a)[0]))
 static const struct {
-	const struct code_check *checks, *c10_checks;
-	size_t n, c10_n;
-} known_checks[] = {{checks_1_13, checks_c10_1_13, sizeof(checks_1_13) / sizeof(checks_1_13[0]),
-		     sizeof(checks_c10_1_13) / sizeof(checks_c10_1_13[0])}};
+	const struct code_check *checks, *c10_checks, *inputs_checks;
+	size_t n, c10_n, inputs_n;
+} known_checks[] = {{checks_1_13, checks_c10_1_13, checks_inputs_1_13, NCHECKS(checks_1_13),
+		     NCHECKS(checks_c10_1_13), NCHECKS(checks_inputs_1_13)}};
 
 struct search {
 	const struct gpuspy_torch_syms *syms;
@@ -260,7 +271,7 @@ const struct torch_abi *torch_abi_find(const struct gpuspy_torch_syms *syms, cha
 
 /* The object holding two addresses: its soname, and the room after each (the first in an
  * executable segment, the second in any loaded one). */
-struct c10_search {
+struct sym_search {
 	const void *code, *data;
 	int found;
 	size_t code_room, data_room;
@@ -282,9 +293,9 @@ static size_t load_room(const struct dl_phdr_info *info, const void *p)
 	return 0;
 }
 
-static int visit_c10(struct dl_phdr_info *info, size_t size, void *arg)
+static int visit_sym(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct c10_search *s = arg;
+	struct sym_search *s = arg;
 
 	(void)size;
 	s->code_room = exec_room(info, s->code);
@@ -295,6 +306,18 @@ static int visit_c10(struct dl_phdr_info *info, size_t size, void *arg)
 	snprintf(s->names.path, sizeof(s->names.path), "%s",
 		 info->dlpi_name ? info->dlpi_name : "?");
 	read_soname(info, &s->names);
+	return 1;
+}
+
+/* Whether the code at s->code (found by visit_sym) starts with the checks' bytes. */
+static int code_at(const struct sym_search *s, const struct code_check *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s->code_room < c[i].off + c[i].len ||
+		    memcmp((const unsigned char *)s->code + c[i].off, c[i].bytes, c[i].len))
+			return 0;
 	return 1;
 }
 
@@ -314,15 +337,26 @@ static void *lookup(const char *libtorch, const char *sym)
 int torch_abi_tensor(const struct torch_abi *abi, const void *add_global_callback,
 		     struct torch_tensor_syms *out, char *why, size_t why_len)
 {
-	struct c10_search s = {0};
-	const struct code_check *c;
-	size_t i, k = (size_t)(abi - known), n;
+	struct sym_search s = {0}, in = {0};
+	size_t k = (size_t)(abi - known);
 	Dl_info where;
 
 	memset(out, 0, sizeof(*out));
 	if (k >= sizeof(known) / sizeof(known[0]) || !dladdr(add_global_callback, &where) ||
 	    !where.dli_fname) {
 		snprintf(why, why_len, "the libtorch holding at::addGlobalCallback was not found");
+		return -1;
+	}
+	/* inputs_: num_inputs(), in the libtorch itself */
+	in.code = lookup(where.dli_fname, "_ZNK2at14RecordFunction10num_inputsEv");
+	if (in.code)
+		dl_iterate_phdr(visit_sym, &in);
+	if (!in.found || strcmp(in.names.soname, abi->soname) ||
+	    !code_at(&in, known_checks[k].inputs_checks, known_checks[k].inputs_n)) {
+		snprintf(why, why_len,
+			 "%s is not the torch %s build gpuspy knows: "
+			 "RecordFunction's inputs differ",
+			 where.dli_fname, abi->release);
 		return -1;
 	}
 	s.code = lookup(where.dli_fname, "_ZNK3c1010TensorImpl12sizes_customEv");
@@ -332,7 +366,7 @@ int torch_abi_tensor(const struct torch_abi *abi, const void *add_global_callbac
 			 where.dli_fname);
 		return -1;
 	}
-	dl_iterate_phdr(visit_c10, &s);
+	dl_iterate_phdr(visit_sym, &s);
 	if (!s.found || strcmp(s.names.soname, abi->c10_soname)) {
 		snprintf(why, why_len, "c10::TensorImpl is in %s (%s), not %s",
 			 s.names.soname[0] ? s.names.soname : "a library without a soname",
@@ -343,17 +377,13 @@ int torch_abi_tensor(const struct torch_abi *abi, const void *add_global_callbac
 		snprintf(why, why_len, "the undefined tensor is not inside %s", s.names.path);
 		return -1;
 	}
-	c = known_checks[k].c10_checks;
-	n = known_checks[k].c10_n;
-	for (i = 0; i < n; i++)
-		if (s.code_room < c[i].off + c[i].len ||
-		    memcmp((const unsigned char *)s.code + c[i].off, c[i].bytes, c[i].len)) {
-			snprintf(why, why_len,
-				 "%s (%s) is not the torch %s build gpuspy knows: "
-				 "TensorImpl's layout differs",
-				 s.names.soname, s.names.path, abi->release);
-			return -1;
-		}
+	if (!code_at(&s, known_checks[k].c10_checks, known_checks[k].c10_n)) {
+		snprintf(why, why_len,
+			 "%s (%s) is not the torch %s build gpuspy knows: "
+			 "TensorImpl's layout differs",
+			 s.names.soname, s.names.path, abi->release);
+		return -1;
+	}
 	out->undefined_impl = s.data;
 	return 0;
 }

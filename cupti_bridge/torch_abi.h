@@ -60,10 +60,11 @@ struct torch_tensor_syms {
 const struct torch_abi *torch_abi_find(const struct gpuspy_torch_syms *syms, char *why,
 				       size_t why_len);
 
-/* Finds the undefined tensor's TensorImpl in the libc10 the libtorch holding
- * add_global_callback uses, and checks that libc10's layout is the table's (its
- * TensorImpl::sizes_custom() reads the fields at the table's offsets): 0, or -1 with a one-line
- * reason (input shapes are then not available; operators are). */
+/* For input shapes: checks that the libtorch holding add_global_callback keeps inputs_ where
+ * the table says (its RecordFunction::num_inputs() reads it there), finds the undefined
+ * tensor's TensorImpl in the libc10 that libtorch uses, and checks that libc10's layout is the
+ * table's (its TensorImpl::sizes_custom() reads the fields at the table's offsets): 0, or -1
+ * with a one-line reason (input shapes are then not available; operators are). */
 int torch_abi_tensor(const struct torch_abi *abi, const void *add_global_callback,
 		     struct torch_tensor_syms *out, char *why, size_t why_len);
 
