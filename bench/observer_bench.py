@@ -2,7 +2,7 @@
 """The in-process operator observer against torch.profiler on bench/torch_loop.py's CNN step,
 all in one warm process (bench/observer_bench.sh runs it; docs/BENCHMARKS.md).
 
-  observer_bench.py --lib LIB [--iters N] [--rounds R] [--warmup N]
+  observer_bench.py --lib LIB [--iters N] [--rounds R] [--warmup N] [--clock wall|cpu]
   observer_bench.py --lib LIB --wait [--iters N] [--warmup N]
 
 Each round times ITERS iterations in each configuration, in this order:
@@ -13,8 +13,15 @@ Each round times ITERS iterations in each configuration, in this order:
              outside the timing, as gpuspy's reader would from another thread)
   profiler   the loop inside torch.profiler.profile(activities=[CPU]) (in-loop time only;
              leaving profile() is timed apart as exit_ms)
+  shapes_floor  as floor, registered asking for inputs (gpuspy_torch_ops_set_shapes(1)):
+             what libtorch's boxing of every operator's inputs costs by itself
+  shapes     the observer recording with input shapes
+  profiler_shapes  torch.profiler.profile(activities=[CPU], record_shapes=True)
 A configuration's figure is the median iteration time of a round, and the best (lowest)
-over rounds. Operator calls per iteration are counted from the observer's records (starts),
+over rounds. --clock cpu times each iteration with the thread's CPU clock
+(CLOCK_THREAD_CPUTIME_ID) instead of the wall clock: on a machine shared with other work,
+time the loop's thread was not running is left out (the loop runs on one thread,
+torch.set_num_threads(1); work of other threads, such as gpuspy's, is not counted). Operator calls per iteration are counted from the observer's records (starts),
 so per-operator costs are (config - untraced) / calls. Prints one JSON object.
 
 --wait: after the warm-up print READY, then run one configuration per line read on stdin
@@ -87,6 +94,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--wait", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -95,7 +103,17 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(16, 1, 16, 16)
     y = torch.randint(0, 10, (16,))
-    torch_loop.timed_loop(model, opt, x, y, args.warmup)
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+
+    def timed_loop(model, opt, x, y, iters):
+        times = []
+        for _ in range(iters):
+            t0 = clock()
+            torch_loop.step(model, opt, x, y)
+            times.append(clock() - t0)
+        return times
+
+    timed_loop(model, opt, x, y, args.warmup)
     lib = observer(args.lib)
     buf = (Op * 8192)()
 
@@ -108,44 +126,50 @@ def main():
                 return starts
 
     def untraced():
-        return torch_loop.timed_loop(model, opt, x, y, args.iters), {}
+        return timed_loop(model, opt, x, y, args.iters), {}
 
-    def floor():
+    def floor(shapes=0):
+        lib.gpuspy_torch_ops_set_shapes(shapes)
         lib.gpuspy_torch_ops_enable()
         lib.gpuspy_torch_ops_set_recording(0)
-        times = torch_loop.timed_loop(model, opt, x, y, args.iters)
+        times = timed_loop(model, opt, x, y, args.iters)
         lib.gpuspy_torch_ops_disable()
+        lib.gpuspy_torch_ops_set_shapes(0)
         return times, {}
 
-    def observed():
+    def observed(shapes=0):
         times, starts = [], 0
         drain()
+        if lib.gpuspy_torch_ops_set_shapes(shapes):
+            raise SystemExit("observer_bench: input shapes not available")
         lib.gpuspy_torch_ops_enable()
         for _ in range(args.iters):
-            t0 = time.perf_counter()
+            t0 = clock()
             torch_loop.step(model, opt, x, y)
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
             t1 = time.perf_counter()
             starts += drain()
             drain_s = time.perf_counter() - t1
         lib.gpuspy_torch_ops_disable()
+        lib.gpuspy_torch_ops_set_shapes(0)
         starts += drain()
         return times, {"ops_per_iter": starts / args.iters, "last_drain_us": drain_s * 1e6}
 
-    def profiled():
+    def profiled(shapes=False):
         from torch.profiler import ProfilerActivity, profile
 
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            times = torch_loop.timed_loop(model, opt, x, y, args.iters)
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes) as prof:
+            times = timed_loop(model, opt, x, y, args.iters)
             t0 = time.perf_counter()
         exit_ms = (time.perf_counter() - t0) * 1e3
         del prof
         return times, {"exit_ms": exit_ms}
 
     configs = {"untraced": untraced, "floor": floor, "observer": observed,
-               "profiler": profiled}
+               "profiler": profiled, "shapes_floor": lambda: floor(1),
+               "shapes": lambda: observed(1), "profiler_shapes": lambda: profiled(True)}
     if args.wait:
-        return serve(lib, configs, lambda: torch_loop.timed_loop(model, opt, x, y, args.iters),
+        return serve(lib, configs, lambda: timed_loop(model, opt, x, y, args.iters),
                      args.iters)
     best = {k: None for k in configs}
     extra = {k: {} for k in configs}
@@ -164,6 +188,7 @@ def main():
            "added_ns_per_op": {k: (best[k] - best["untraced"]) * 1e3 / ops for k in configs
                                if k != "untraced"},
            "profiler_exit_ms": min(extra["profiler"]["exit_ms"]),
+           "profiler_shapes_exit_ms": min(extra["profiler_shapes"]["exit_ms"]),
            "observer_read_us_per_iter": min(extra["observer"]["last_drain_us"])}
     print(json.dumps(out))
     return 0

@@ -4,14 +4,17 @@
 # (bench/observer_bench.py says what each configuration is): untraced; the floor (the
 # observer's global RecordFunction callbacks registered but returning at once: libtorch's own
 # cost of having any global callback); the observer recording (rings read between iterations
-# by ctypes); torch.profiler(activities=[CPU]). With --gpuspy (root) also, in the same
+# by ctypes); torch.profiler(activities=[CPU]); and the same with input shapes: the floor
+# registered asking libtorch for inputs (its boxing alone), the observer recording shapes,
+# torch.profiler(record_shapes=True). With --gpuspy (root) also, in the same
 # process: gpuspy record -p --no-python --no-ops, whose attach turns the observer on and
 # which receives its records (in-process), and gpuspy record -p --no-python --no-cupti (the
 # operators' uprobes, observer off).
 # Ratios are to the untraced loop of the same run, per-operator costs over untraced divided by
 # the operator calls (RecordFunction starts) the observer counted per iteration.
 # usage: bench/observer_bench.sh [--gpuspy] [BUILD_DIR] [ITERS] [ROUNDS]   (PYTHON: a python3
-#        with torch, default /usr/bin/python3.11)
+#        with torch, default /usr/bin/python3.11; CLOCK=cpu, without --gpuspy: iterations
+#        timed by the loop thread's CPU clock, for a machine other work shares)
 set -eu
 with_gpuspy=0
 if [ "${1:-}" = --gpuspy ]; then
@@ -30,20 +33,24 @@ here=$(dirname "$0")
 "$py" -c 'import torch' 2> /dev/null || { echo "$bench_name: $py has no torch (set PYTHON)" >&2; exit 1; }
 command -v jq > /dev/null || { echo "$bench_name: needs jq" >&2; exit 1; }
 
-echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $rounds"
+clock=${CLOCK:-wall}
+[ $with_gpuspy -eq 0 ] || clock=wall # gpuspy's own threads' work must count
+echo "clock: $clock; machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; print("torch", torch.__version__)'), $iters iterations, best of $rounds"
 
 if [ $with_gpuspy -eq 0 ]; then
-	out=$("$py" "$here/observer_bench.py" --lib "$lib" --iters "$iters" --rounds "$rounds")
+	out=$("$py" "$here/observer_bench.py" --lib "$lib" --iters "$iters" --rounds "$rounds" \
+		--clock "$clock")
 	echo "$out" | jq -r '
 	"operator calls per iteration (RecordFunction starts): \(.ops_per_iter)",
 	"",
 	"| configuration | µs/iteration | slowdown | added ns/op |",
 	"|---|---:|---:|---:|",
-	(["untraced", "floor", "observer", "profiler"][] as $k
+	(["untraced", "floor", "observer", "profiler", "shapes_floor", "shapes", "profiler_shapes"][] as $k
 	 | "| \($k) | \(.iter_us[$k] * 10 | round / 10) | \(.ratio[$k] * 1000 | round / 1000)x | \(if $k == "untraced" then "-" else (.added_ns_per_op[$k] | round | tostring) end) |"),
 	"",
 	"observer own work over the floor: \((.added_ns_per_op.observer - .added_ns_per_op.floor) | round) ns/op",
-	"torch.profiler leaving profile(): \(.profiler_exit_ms | round) ms for \(.iters) iterations",
+	"observer with shapes, own work over its floor: \((.added_ns_per_op.shapes - .added_ns_per_op.shapes_floor) | round) ns/op",
+	"torch.profiler leaving profile(): \(.profiler_exit_ms | round) ms for \(.iters) iterations, with shapes \(.profiler_shapes_exit_ms | round) ms",
 	"reading the observer rings (ctypes, per iteration): \(.observer_read_us_per_iter | round) µs"'
 	exit 0
 fi

@@ -67,6 +67,6 @@ $(BUILD)/torch_obs/%.o: cupti_bridge/%.c
 
 $(TORCH_OBS_LIB): $(TORCH_OBS_OBJS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(TORCH_OBS_CFLAGS) -shared -Wl,--no-undefined -Wl,-z,nodelete $^ -lpthread -o $@
+	$(Q)$(CC) $(TORCH_OBS_CFLAGS) -shared -Wl,--no-undefined -Wl,-z,nodelete $^ -lpthread -ldl -o $@
 
 -include $(TORCH_OBS_OBJS:.o=.d)

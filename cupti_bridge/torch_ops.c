@@ -14,9 +14,16 @@
  *    first read g_on and return when it is 0, and the library is never unloaded (-z nodelete),
  *    so no pointer libtorch holds ever dangles;
  *  - a callback never blocks, never throws, allocates only a thread's first buffer, and
- *    drops (counted) rather than waits when its thread's ring is full.
+ *    drops (counted) rather than waits when its thread's ring is full (a new name or a new
+ *    input shapes text is copied once, under a lock held only for that);
+ *  - input shapes (opt-in) are read only while the start callback runs, the only time the
+ *    inputs exist: through an IValue whose tag says Tensor, a TensorImpl that is not the
+ *    undefined one, a bounded rank; the dimensions are hashed and looked up in a per-thread
+ *    cache, and their text is made only the first time a thread sees them.
  */
+#include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +34,16 @@
 #include "torch_abi.h"
 #include "torch_ops.h"
 
-#define TBUF_RECS  8192	 /* per thread: 256 KiB, ~40 training steps of a small CNN */
-#define NAME_CACHE 64	 /* per thread, direct-mapped by the name's address */
-#define NAMES_MAX  16384 /* distinct names per process */
-#define NAME_HASH  (NAMES_MAX * 2)
-#define DEPTH_BITS 1024 /* nesting tracked exactly this deep; deeper ends are not kept */
+#define TBUF_RECS   8192  /* per thread: 256 KiB, ~40 training steps of a small CNN */
+#define NAME_CACHE  64	  /* per thread, direct-mapped by the name's address */
+#define NAMES_MAX   65536 /* distinct names and shapes texts per process (< 2^24) */
+#define NAME_HASH   (NAMES_MAX * 2)
+#define NAMES_KEPT  4096 /* of those, never taken by shapes: new operator names still fit */
+#define DEPTH_BITS  1024 /* nesting tracked exactly this deep; deeper ends are not kept */
+#define SHAPE_CACHE 256	 /* per thread, direct-mapped by the hash of the dimensions */
+#define MAX_INPUTS  64	 /* an operator with more inputs gets no shapes */
+#define MAX_RANK    16	 /* a tensor with more dimensions: no shapes for its operator */
+#define KEY_MAX	    256	 /* words of one operator's shapes key */
 
 /* at::RecordFunctionCallback of torch 1.13 (record_function.h: start_, end_, sampling_prob_,
  * scopes_[NUM_SCOPES = 10], needs_inputs_, needs_outputs_, needs_ids_). The start callback
@@ -45,6 +57,7 @@ struct rf_callback_1_13 {
 	unsigned char needs_inputs, needs_outputs, needs_ids;
 };
 _Static_assert(sizeof(struct rf_callback_1_13) == 40, "RecordFunctionCallback is 40 bytes");
+_Static_assert(offsetof(struct rf_callback_1_13, needs_inputs) == 34, "needs_inputs_ at 34");
 
 typedef uint64_t (*add_global_fn)(struct rf_callback_1_13 cb);
 typedef void (*remove_fn)(uint64_t handle);
@@ -54,6 +67,14 @@ struct name_slot {
 	const char *ptr;  /* the address name() returned */
 	const char *text; /* the interned copy it was equal to then */
 	uint32_t id;
+};
+
+/* An operator's input shapes as seen by one thread: the hash of its key and the id it had, or
+ * that it has none (a text too long, the table full: not tried again at every call). */
+struct shape_slot {
+	uint64_t hash;
+	uint32_t id;
+	uint32_t none;
 };
 
 /* One thread's ring: the thread writes head, gpuspy_torch_ops_read() writes tail. */
@@ -67,6 +88,7 @@ struct tbuf {
 	uint32_t depth;			/* RecordFunctions started in this session and not ended */
 	uint64_t kept[DEPTH_BITS / 64]; /* bit d: the start at depth d was recorded */
 	struct name_slot cache[NAME_CACHE];
+	struct shape_slot shapes[SHAPE_CACHE];
 	struct gpuspy_torch_op recs[TBUF_RECS];
 };
 
@@ -81,6 +103,15 @@ static _Atomic uint32_t g_session;
 static uint64_t g_handle; /* libtorch's CallbackHandle, 0 when not registered */
 static uint32_t g_enables;
 
+/* Input shapes: wanted (set_shapes, under g_ctl) and asked of libtorch at the last enable (read
+ * by every start callback). Available only once torch_abi_tensor() found libc10's layout. */
+static int g_shapes_want;
+static atomic_int g_shapes_on;
+static struct torch_tensor_syms g_tensor;
+static char g_shapes_why[192] = "not initialised";
+static int g_shapes_ok;
+static _Atomic uint64_t g_no_shapes;
+
 static pthread_mutex_t g_read_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct tbuf *) g_bufs;
 static atomic_uint g_nbufs;
@@ -94,6 +125,9 @@ static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *g_names[NAMES_MAX];
 static _Atomic uint32_t g_nnames; /* ids 1..g_nnames-1 are used */
 static uint32_t g_hash[NAME_HASH];
+/* For an id that is a shapes text: the key it was made from (length first), set before the
+ * id is handed out and never changed; a thread's cache hit is checked against it. */
+static const int64_t *g_shape_key[NAMES_MAX];
 
 static uint64_t now_ns(void)
 {
@@ -112,12 +146,12 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* The id of a name, interned at its first sight; 0 when the table is full. */
-static uint32_t intern(const char *name, const char **text)
+/* g_names_lock held. The id of a name, interned at its first sight; 0 when it is new and
+ * `limit` ids are taken. */
+static uint32_t intern_locked(const char *name, uint32_t limit)
 {
 	uint32_t h = fnv1a(name), i, id = 0;
 
-	pthread_mutex_lock(&g_names_lock);
 	for (i = h % NAME_HASH;; i = (i + 1) % NAME_HASH) {
 		uint32_t cand = g_hash[i];
 
@@ -127,7 +161,7 @@ static uint32_t intern(const char *name, const char **text)
 
 			if (!n)
 				n = 1;
-			if (n >= NAMES_MAX || !(copy = strdup(name)))
+			if (n >= limit || !(copy = strdup(name)))
 				break;
 			g_names[n] = copy;
 			g_hash[i] = id = n;
@@ -139,6 +173,15 @@ static uint32_t intern(const char *name, const char **text)
 			break;
 		}
 	}
+	return id;
+}
+
+static uint32_t intern(const char *name, const char **text)
+{
+	uint32_t id;
+
+	pthread_mutex_lock(&g_names_lock);
+	id = intern_locked(name, NAMES_MAX);
 	*text = id ? g_names[id] : NULL;
 	pthread_mutex_unlock(&g_names_lock);
 	return id;
@@ -163,6 +206,181 @@ static uint32_t name_id(struct tbuf *b, const char *name)
 	s->text = text;
 	s->id = id;
 	return id;
+}
+
+/*
+ * Input shapes. The key of an operator's inputs: their number, then per input its rank and
+ * dimensions, rank 0 for anything torch.profiler (1.13, collection.cpp's InputOutputEncoder)
+ * writes as []: a 0-dim tensor, an undefined or nested tensor, a scalar, a TensorList (it
+ * skips lists), None, any other value. Keys and texts map one to one.
+ */
+
+/* The text of a key as torch.profiler prints input_shapes (Python's str of a list of lists):
+ * "[[16, 3, 16, 16], [8], [], []]"; malloc'd, NULL when out of memory. */
+static char *shapes_text(const int64_t *key, size_t len)
+{
+	size_t cap = 2 + len * 22, at = 0, k = 1, i, j;
+	char *t = malloc(cap);
+
+	if (!t)
+		return NULL;
+	t[at++] = '[';
+	for (i = 0; i < (size_t)key[0]; i++) {
+		size_t rank = (size_t)key[k++];
+
+		at += (size_t)snprintf(t + at, cap - at, "%s[", i ? ", " : "");
+		for (j = 0; j < rank; j++)
+			at += (size_t)snprintf(t + at, cap - at, "%s%" PRId64, j ? ", " : "",
+					       key[k++]);
+		t[at++] = ']';
+	}
+	t[at++] = ']';
+	t[at] = '\0';
+	return t;
+}
+
+/* The id of a key seen first by this thread: its text interned (by content: another thread
+ * may have made it), the key kept for later checks. 0 when out of room. */
+static uint32_t shapes_intern(const int64_t *key, size_t len)
+{
+	char *text = shapes_text(key, len);
+	int64_t *copy = NULL;
+	uint32_t id = 0;
+
+	if (!text)
+		return 0;
+	/* a text the wire would cut is not sent at all: a cut one would name other shapes */
+	if (strlen(text) > GPUSPY_TORCH_SHAPES_TEXT_MAX) {
+		free(text);
+		return 0;
+	}
+	pthread_mutex_lock(&g_names_lock);
+	id = intern_locked(text, NAMES_MAX - NAMES_KEPT);
+	if (id && !g_shape_key[id]) {
+		copy = malloc((len + 1) * sizeof(*copy));
+		if (copy) {
+			copy[0] = (int64_t)len;
+			memcpy(copy + 1, key, len * sizeof(*key));
+			g_shape_key[id] = copy;
+		} else {
+			id = 0;
+		}
+	}
+	pthread_mutex_unlock(&g_names_lock);
+	free(text);
+	return id;
+}
+
+static int aligned8(const void *p)
+{
+	return p && !((uintptr_t)p & 7);
+}
+
+/* The key of the RecordFunction's inputs into key[]: its length, or 0 when there is none to
+ * give (see struct gpuspy_torch_stats.no_shapes). Reads only what the table describes, and
+ * only through an IValue tagged Tensor. */
+static size_t shapes_key(const unsigned char *rf, int64_t *key)
+{
+	const struct torch_abi *a = g_abi;
+	const unsigned char *in;
+	size_t n, i, k = 0;
+
+	/* inputs_ is filled only when the RecordFunction asked for them: a range begun before
+	 * the registration that asks, or a before() that passes none, has nothing to read */
+	if (!rf[a->off_needs_inputs])
+		return 0;
+	memcpy(&in, rf + a->off_inputs, sizeof(in));
+	memcpy(&n, rf + a->off_inputs_size, sizeof(n));
+	if (n > MAX_INPUTS || (n && !aligned8(in)))
+		return 0;
+	key[k++] = (int64_t)n;
+	for (i = 0; i < n; i++) {
+		const unsigned char *v = in + i * a->ivalue_size, *impl, *sizes;
+		uint32_t tag;
+		uint64_t keys, rank;
+
+		if (k >= KEY_MAX)
+			return 0;
+		memcpy(&tag, v + a->off_ivalue_tag, sizeof(tag));
+		if (tag != a->tag_tensor) {
+			key[k++] = 0; /* a scalar, a list, None, ...: [] */
+			continue;
+		}
+		memcpy(&impl, v + a->off_ivalue_payload, sizeof(impl));
+		if (!aligned8(impl))
+			return 0;
+		if (impl == g_tensor.undefined_impl) {
+			key[k++] = 0; /* !defined(): [] */
+			continue;
+		}
+		memcpy(&keys, impl + a->off_impl_key_set, sizeof(keys));
+		if ((keys & a->nested_key_mask) == a->nested_key_mask) {
+			key[k++] = 0; /* is_nested(): [] */
+			continue;
+		}
+		/* sizes() would call the virtual sizes_custom(), or the sizes are symbolic */
+		if (((impl[a->off_impl_policy] >> a->policy_shift) & 3) >= 2 ||
+		    (impl[a->off_impl_symbolic] & a->symbolic_bit))
+			return 0;
+		memcpy(&rank, impl + a->off_impl_sizes, sizeof(rank));
+		if (rank > MAX_RANK || k + 1 + rank > KEY_MAX)
+			return 0;
+		sizes = impl + a->off_impl_sizes + 8;
+		if (rank > a->sizes_inline_max) {
+			const unsigned char *out_of_line;
+
+			memcpy(&out_of_line, sizes, sizeof(out_of_line));
+			sizes = out_of_line;
+			if (!aligned8(sizes))
+				return 0;
+		}
+		key[k++] = (int64_t)rank;
+		memcpy(key + k, sizes, rank * sizeof(*key));
+		k += rank;
+	}
+	return k;
+}
+
+static uint64_t key_hash(const int64_t *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint64_t)key[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* The shapes id of a starting operator; 0 none (counted). */
+static uint32_t shapes_id(struct tbuf *b, const void *rf)
+{
+	int64_t key[KEY_MAX];
+	size_t len = shapes_key(rf, key);
+	struct shape_slot *s;
+	const int64_t *known;
+	uint64_t h;
+
+	if (!len) {
+		atomic_fetch_add_explicit(&g_no_shapes, 1, memory_order_relaxed);
+		return 0;
+	}
+	h = key_hash(key, len);
+	s = &b->shapes[h % SHAPE_CACHE];
+	/* a hit is trusted only when the id's own key is this one: no collision misnames (a
+	 * colliding key remembered as having none loses its shapes, never gets others') */
+	if (s->hash == h && s->none)
+		goto none;
+	if (s->id && s->hash == h && (known = g_shape_key[s->id]) && known[0] == (int64_t)len &&
+	    !memcmp(known + 1, key, len * sizeof(*key)))
+		return s->id;
+	s->hash = h;
+	s->id = shapes_intern(key, len);
+	s->none = !s->id;
+	if (s->id)
+		return s->id;
+none:
+	atomic_fetch_add_explicit(&g_no_shapes, 1, memory_order_relaxed);
+	return 0;
 }
 
 static void release_buf(void *p)
@@ -239,14 +457,17 @@ static int put(struct tbuf *b, const void *rf, int kind)
 	r = &b->recs[h % TBUF_RECS];
 	r->ts = now_ns();
 	r->tid = b->tid;
-	r->kind = (uint8_t)kind;
+	r->kind = (uint32_t)kind;
 	memcpy(&r->seq_nr, p + g_abi->off_seq_nr, sizeof(r->seq_nr));
 	r->scope = p[g_abi->off_scope];
 	memcpy(&idx, p + g_abi->off_fn_index, sizeof(idx));
 	r->flags = p[g_abi->off_is_async] ? GPUSPY_TORCH_OP_ASYNC : 0;
 	memcpy(&fwd, p + g_abi->off_fwd_tid, sizeof(fwd));
 	r->fwd_tid = (uint32_t)fwd;
-	r->pad = 0;
+	r->shapes = kind == GPUSPY_TORCH_OP_START &&
+			    atomic_load_explicit(&g_shapes_on, memory_order_relaxed)
+			? shapes_id(b, rf)
+			: 0;
 	/* name() throws std::bad_variant_access when fn_ holds nothing: never call it then */
 	name = idx <= 1 ? g_name(rf) : NULL;
 	r->name_id = name ? name_id(b, name) : 0;
@@ -340,6 +561,11 @@ int gpuspy_torch_ops_init(const struct gpuspy_torch_syms *syms, char *why, size_
 	g_add = (add_global_fn)(uintptr_t)syms->add_global_callback;
 	g_remove = (remove_fn)(uintptr_t)syms->remove_callback;
 	g_name = (name_fn)(uintptr_t)syms->rf_name;
+	/* shapes are optional: a libc10 not known refuses them, not the observer */
+	g_shapes_ok = !torch_abi_tensor(abi, syms->add_global_callback, &g_tensor, g_shapes_why,
+					sizeof(g_shapes_why));
+	if (g_shapes_ok)
+		g_shapes_why[0] = '\0';
 	g_abi = abi;
 out:
 	pthread_mutex_unlock(&g_ctl);
@@ -360,6 +586,10 @@ int gpuspy_torch_ops_enable(void)
 	if (!g_abi) {
 		err = -1;
 	} else if (!g_handle) {
+		/* boxing every operator's inputs costs libtorch far more than the callbacks: asked
+		 * for only when shapes are wanted */
+		cb.needs_inputs = g_shapes_want && g_shapes_ok;
+		atomic_store(&g_shapes_on, cb.needs_inputs);
 		atomic_fetch_add(&g_session, 1);
 		atomic_store(&g_on, 1);
 		g_handle = g_add(cb);
@@ -378,6 +608,22 @@ void gpuspy_torch_ops_disable(void)
 		g_handle = 0;
 	}
 	pthread_mutex_unlock(&g_ctl);
+}
+
+int gpuspy_torch_ops_set_shapes(int on)
+{
+	int err;
+
+	pthread_mutex_lock(&g_ctl);
+	g_shapes_want = on != 0;
+	err = on && !g_shapes_ok ? -1 : 0;
+	pthread_mutex_unlock(&g_ctl);
+	return err;
+}
+
+const char *torch_ops_shapes_why(void)
+{
+	return g_shapes_ok ? NULL : g_shapes_why;
 }
 
 void gpuspy_torch_ops_set_recording(int on)
@@ -442,5 +688,7 @@ void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out)
 	out->buffers = atomic_load(&g_nbufs);
 	pthread_mutex_lock(&g_ctl);
 	out->enables = g_enables;
+	out->shapes_on = (uint32_t)(g_handle && atomic_load(&g_shapes_on));
 	pthread_mutex_unlock(&g_ctl);
+	out->no_shapes = atomic_load(&g_no_shapes);
 }

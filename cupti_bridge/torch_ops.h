@@ -38,20 +38,26 @@ enum gpuspy_torch_op_kind {
 };
 
 #define GPUSPY_TORCH_OP_ASYNC 1 /* flags: RecordFunction::isAsync() */
+/* Longest input shapes text: a longer one is not recorded (no shapes), rather than cut on the
+ * wire (bpf/records.h's GS_GPU_NAME_MAX, NUL included, limits a GS_REC_TORCH_NAME). */
+#define GPUSPY_TORCH_SHAPES_TEXT_MAX 1023
 
 /* One operator start or end. An end is kept only when its start was (same thread, same
  * session), so starts and ends nest per thread; a start whose end came after the disable has
- * no end. */
+ * no end. 32 bytes: the last word is packed so that the shapes id fits (ids stay below
+ * 2^24, NAMES_MAX). */
 struct gpuspy_torch_op {
 	uint64_t ts;	  /* CLOCK_MONOTONIC ns */
 	int64_t seq_nr;	  /* RecordFunction::seqNr(): links a backward op to its forward, -1 none */
 	uint32_t tid;	  /* kernel thread id */
 	uint32_t name_id; /* gpuspy_torch_ops_name(name_id); 0: no name */
 	uint32_t fwd_tid; /* forwardThreadId(): torch's logical id of the forward thread, 0 none */
-	uint8_t kind;	  /* enum gpuspy_torch_op_kind */
-	uint8_t scope;	  /* at::RecordScope: 0 FUNCTION, 1 BACKWARD_FUNCTION, 7 USER_SCOPE, ... */
-	uint8_t flags;	  /* GPUSPY_TORCH_OP_* */
-	uint8_t pad;
+	uint32_t kind : 2;  /* enum gpuspy_torch_op_kind */
+	uint32_t flags : 2; /* GPUSPY_TORCH_OP_* */
+	uint32_t scope : 4; /* at::RecordScope (10 of them): 0 FUNCTION, 1 BACKWARD_FUNCTION, ... */
+	uint32_t shapes : 24; /* start only, input shapes recorded: the id of their text
+			       * (gpuspy_torch_ops_name), "[[16, 3, 16, 16], [8], [], []]" as
+			       * torch.profiler's record_shapes=True writes it; 0 none */
 };
 _Static_assert(sizeof(struct gpuspy_torch_op) == 32, "gpuspy_torch_op is 32 bytes");
 
@@ -62,8 +68,11 @@ struct gpuspy_torch_stats {
 	uint32_t names;	    /* distinct names interned */
 	uint32_t buffers;   /* per-thread buffers allocated */
 	uint32_t enables;   /* successful enables so far */
-	uint32_t pad;
-	uint64_t pending; /* records in the rings, not read yet */
+	uint32_t shapes_on; /* the registration asks libtorch for inputs (this enable's shapes) */
+	uint64_t pending;   /* records in the rings, not read yet */
+	uint64_t no_shapes; /* starts recorded with shapes on but without them: too many inputs
+			     * or dimensions, custom or symbolic sizes, inputs not boxed, the
+			     * table full */
 };
 
 /* 0, or -1 with a one-line reason (no trailing newline) in why: an unknown libtorch version
@@ -80,6 +89,11 @@ TORCH_OPS_EXPORT void gpuspy_torch_ops_disable(void);
  * again. What a registered observer costs libtorch by itself (bench/observer_bench.sh's
  * floor); a recorder that goes away uses disable. */
 TORCH_OPS_EXPORT void gpuspy_torch_ops_set_recording(int on);
+/* Input shapes (torch.profiler's record_shapes) for the next enable: 1 asks libtorch for each
+ * operator's inputs (needs_inputs: it boxes them, which costs) and records their shapes, 0 (the
+ * default) does not. A change while enabled takes effect at the next enable. 0, or -1 when
+ * this libtorch's tensors cannot be read (operators are still recorded, without shapes). */
+TORCH_OPS_EXPORT int gpuspy_torch_ops_set_shapes(int on);
 /* Moves up to max records, oldest first per thread, into out: how many. */
 TORCH_OPS_EXPORT size_t gpuspy_torch_ops_read(struct gpuspy_torch_op *out, size_t max);
 /* The interned name of an id from a record, NULL if there is none; valid until exit. */
@@ -90,5 +104,7 @@ TORCH_OPS_EXPORT void gpuspy_torch_ops_stats(struct gpuspy_torch_stats *out);
  * usable again; the callbacks stay registered (libtorch's own lock may be held) and return at
  * once. */
 void torch_ops_after_fork_child(void);
+/* Not exported: why input shapes are not available, NULL if they are (after init). */
+const char *torch_ops_shapes_why(void);
 
 #endif

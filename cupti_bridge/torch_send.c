@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -17,8 +18,10 @@
 #include "torch_send.h"
 
 #define POLL_NS	  20000000L /* as the CUPTI bridge's control thread */
-#define NAME_BITS 16384	    /* torch_ops.c's NAMES_MAX */
+#define NAME_BITS 65536	    /* torch_ops.c's NAMES_MAX */
 #define CHUNK	  256	    /* ring records read at a time */
+
+_Static_assert(GPUSPY_TORCH_SHAPES_TEXT_MAX < GS_GPU_NAME_MAX, "a shapes text is never cut");
 
 static pthread_mutex_t g_send_lock = PTHREAD_MUTEX_INITIALIZER; /* g_sent, conversion */
 static uint64_t g_sent[NAME_BITS / 64]; /* names already sent in this recording */
@@ -27,28 +30,38 @@ static atomic_int g_thread_ok;
 
 typedef void (*emit_fn)(const struct gs_hdr *rec, void *arg);
 
-/* Lock held. The records of one ring record: its name first if not sent yet, then itself. */
+/* Lock held. A GS_REC_TORCH_NAME for id unless sent in this recording. */
+static void send_name(uint32_t id, const struct gpuspy_torch_op *op, emit_fn emit, void *arg)
+{
+	union bridge_rec r;
+	struct gs_torch_name *n = (struct gs_torch_name *)&r;
+	const char *text;
+
+	if (!id || id >= NAME_BITS || (g_sent[id / 64] >> (id % 64) & 1))
+		return;
+	text = gpuspy_torch_ops_name(id);
+	if (!text)
+		return;
+	n->name = id;
+	n->pad = 0;
+	bridge_rec_finish(&r, GS_REC_TORCH_NAME, sizeof(*n), op->tid, op->ts, text);
+	emit(&r.hdr, arg);
+	g_sent[id / 64] |= 1ull << (id % 64);
+}
+
+/* Lock held. The records of one ring record: its name and its input shapes' text first if
+ * not sent yet (they share one id space), then itself. */
 static void convert(const struct gpuspy_torch_op *op, emit_fn emit, void *arg)
 {
 	union bridge_rec r;
 	struct gs_torch_op *o = (struct gs_torch_op *)&r;
 
-	if (op->name_id && op->name_id < NAME_BITS &&
-	    !(g_sent[op->name_id / 64] >> (op->name_id % 64) & 1)) {
-		struct gs_torch_name *n = (struct gs_torch_name *)&r;
-		const char *text = gpuspy_torch_ops_name(op->name_id);
-
-		if (text) {
-			n->name = op->name_id;
-			n->pad = 0;
-			bridge_rec_finish(&r, GS_REC_TORCH_NAME, sizeof(*n), op->tid, op->ts, text);
-			emit(&r.hdr, arg);
-			g_sent[op->name_id / 64] |= 1ull << (op->name_id % 64);
-		}
-	}
+	send_name(op->name_id, op, emit, arg);
+	send_name(op->shapes, op, emit, arg);
 	memset(o, 0, sizeof(*o));
 	o->seq_nr = op->seq_nr;
 	o->name = op->name_id;
+	o->shapes = op->shapes;
 	o->fwd_tid = op->fwd_tid;
 	o->scope = op->scope;
 	bridge_rec_finish(&r, GS_REC_TORCH_OP, sizeof(*o), op->tid, op->ts, NULL);
@@ -110,9 +123,10 @@ static void emit_buf(const struct gs_hdr *rec, void *arg)
 
 size_t gpuspy_torch_ops_convert(void *out, size_t cap, int new_session)
 {
-	/* at most a name (cut at GS_GPU_NAME_MAX) and an operator record per ring record */
+	/* at most a name and a shapes text (each cut at GS_GPU_NAME_MAX) and an operator record
+	 * per ring record */
 	const size_t worst =
-	    sizeof(struct gs_torch_name) + GS_GPU_NAME_MAX + 8 + sizeof(struct gs_torch_op);
+	    2 * (sizeof(struct gs_torch_name) + GS_GPU_NAME_MAX + 8) + sizeof(struct gs_torch_op);
 	struct out_buf o = {.p = out, .cap = cap};
 	struct gpuspy_torch_op ops[CHUNK];
 	size_t n, i, room;
@@ -137,7 +151,8 @@ size_t gpuspy_torch_ops_convert(void *out, size_t cap, int new_session)
 static void *control(void *arg)
 {
 	const struct timespec period = {0, POLL_NS};
-	int raised_before = 0, open = 0, flush_before = 0;
+	int raised_before = 0, open = 0, flush_before = 0, shapes;
+	char msg[256];
 
 	(void)arg;
 	for (;;) {
@@ -150,9 +165,20 @@ static void *control(void *arg)
 			discard_pending();
 			new_recording();
 			batch_discard();
+			/* shapes are decided here, for the whole recording: gpuspy attaches
+			 * gpuspy_torch:shapes before gpuspy:records (docs/TORCH_OBSERVER.md) */
+			shapes = torch_usdt_shapes_requested();
+			if (gpuspy_torch_ops_set_shapes(shapes))
+				snprintf(msg, sizeof(msg),
+					 "PyTorch operators: in-process observer on, "
+					 "without input shapes: %s",
+					 torch_ops_shapes_why());
+			else
+				snprintf(msg, sizeof(msg),
+					 "PyTorch operators: in-process observer on%s",
+					 shapes ? ", with input shapes" : "");
 			gpuspy_torch_ops_enable();
-			status_emit(GS_BRIDGE_ACTIVE, 0,
-				    "PyTorch operators: in-process observer on");
+			status_emit(GS_BRIDGE_ACTIVE, 0, "%s", msg);
 		} else if (!raised && open) {
 			open = 0;
 			gpuspy_torch_ops_disable();

@@ -28,4 +28,9 @@ TORCH_OPS_EXPORT int gpuspy_torch_ops_start_gate(void);
  * new recording. For tests. */
 TORCH_OPS_EXPORT size_t gpuspy_torch_ops_convert(void *out, size_t cap, int new_session);
 
+/* Not exported (torch_usdt.c): whether gpuspy_torch:shapes' semaphore is raised, and the
+ * probe's site, never called. */
+int torch_usdt_shapes_requested(void);
+void torch_usdt_shapes_site(void);
+
 #endif

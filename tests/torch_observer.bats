@@ -117,17 +117,94 @@ fake_libtorch() { # SONAME
 @test "torch_abi.c's table is what Debian's libtorch-dev headers compile to" {
 	require_cmd g++
 	[ -e /usr/include/ATen/record_function.h ] || skip "needs libtorch-dev's headers"
-	g++ -std=c++17 -O1 -o "$WORK/rf_layout" "$ROOT/tests/targets/torch/rf_layout.cpp"
+	# NDEBUG as Debian built libtorch (inputs() asserts otherwise; the layout is the same)
+	g++ -std=c++17 -O1 -DNDEBUG -o "$WORK/rf_layout" "$ROOT/tests/targets/torch/rf_layout.cpp" -lc10
 	"$WORK/rf_layout" > "$WORK/layout.json"
 	cat "$WORK/layout.json"
 	local field want
-	for field in off_seq_nr off_fwd_tid off_scope callback_size; do
-		want=$(sed -n "s/^[[:space:]]*\.$field = \([0-9]*\),.*/\1/p" "$ROOT/cupti_bridge/torch_abi.c")
+	# RecordFunction and its callback; for input shapes, IValue and TensorImpl
+	for field in off_seq_nr off_fwd_tid off_scope callback_size callback_off_needs_inputs \
+		off_needs_inputs off_inputs off_inputs_size ivalue_size off_ivalue_payload \
+		off_ivalue_tag off_impl_sizes sizes_inline_max off_impl_key_set nested_key_mask; do
+		want=$(sed -n "s/^[[:space:]]*\.$field = \(0x[0-9a-f]*\|[0-9]*\),.*/\1/p" \
+			"$ROOT/cupti_bridge/torch_abi.c")
 		[ -n "$want" ]
-		jq -e --arg f "$field" --argjson want "$want" '.[$f] == $want' "$WORK/layout.json"
+		jq -e --arg f "$field" --argjson want "$((want))" '.[$f] == $want' "$WORK/layout.json"
 	done
+	want=$(sed -n 's/^[[:space:]]*\.tag_tensor = \([0-9]*\),.*/\1/p' "$ROOT/cupti_bridge/torch_abi.c")
+	jq -e --argjson want "$want" '.ivalue_tag_tensor == $want' "$WORK/layout.json"
+	# the undefined tensor is the object torch_abi.c looks up
+	grep -q "\"$(jq -r .undefined_impl_symbol "$WORK/layout.json")\"" "$ROOT/cupti_bridge/torch_abi.c"
 	# passed by value in memory as a C struct of the same size, not by hidden pointer
 	jq -e '.callback_trivially_copyable and .callback_trivially_destructible' "$WORK/layout.json"
+}
+
+# Per operator name, how often each input shapes text came: the observer's against
+# torch.profiler(record_shapes=True)'s input_shapes on the same loop ($1: the driver's JSON).
+check_shapes() {
+	jq -e '.shapes == .torch_shapes' "$1" || {
+		jq -c '[(.shapes + .torch_shapes) | keys[] as $k
+			| select(.shapes[$k] != .torch_shapes[$k])
+			| {op: $k, observer: .shapes[$k], profiler: .torch_shapes[$k]}]' "$1"
+		false
+	}
+	# every start had its shapes, and the registration asked libtorch for inputs
+	jq -e '((.set_shapes_rc // 0) == 0) and .shapes_on == 1 and .no_shapes == 0 and
+		.stats.no_shapes == 0' "$1"
+	# not trivially equal: the convolution's tensors and its None/list/int arguments
+	jq -e --argjson n "$ITERS" '.shapes["aten::convolution"]
+		["[[16, 3, 16, 16], [8, 3, 3, 3], [8], [], [], [], [], [], []]"] == $n' "$1"
+}
+
+@test "input shapes on: every operator's shapes are torch.profiler's record_shapes=True ones" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes counts --iters "$ITERS" > "$WORK/s.json"
+	check_against_profiler "$WORK/s.json"
+	check_shapes "$WORK/s.json"
+}
+
+@test "input shapes of every kind: ranks 0 to 7, lists, scalars, None, nested, undefined" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes --odd both --iters "$ITERS" > "$WORK/o.json"
+	check_against_profiler "$WORK/o.json"
+	check_shapes "$WORK/o.json"
+	# what odd_step() is there for: out-of-line sizes (rank 6, 7), a TensorList, an
+	# undefined gradient, a nested tensor, all as the profiler writes them
+	jq -e --argjson n "$ITERS" '
+		.shapes["aten::add"]["[[2, 1, 3, 1, 2, 1], [2, 1, 3, 1, 2, 4], []]"] == $n and
+		.shapes["aten::view"]["[[1, 2, 1, 3, 1, 2, 1], []]"] == $n and
+		.shapes["aten::cat"]["[[], []]"] >= $n and
+		.shapes["SplitBackward0"]["[[2, 3], []]"] == $n and
+		.shapes["aten::unbind"]["[[], []]"] == $n' "$WORK/o.json"
+}
+
+@test "input shapes beyond the limits: 17 dimensions, a text over 1,023 bytes: none, counted" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes limits > "$WORK/l.json"
+	jq -e '.shapes_on == 1 and .set_shapes_rc == 0' "$WORK/l.json"
+	jq -e '.shapes["aten::add"] == {"[[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [], []]": 1}' \
+		"$WORK/l.json"
+	# aten::add of the 17-dim tensor, and what it calls with it, counted, not cut or guessed
+	jq -e '.starts["aten::add"] == 2 and .rank17_no_shapes >= 1' "$WORK/l.json"
+	jq -e '.shapes.rank17 == {"[]": 1}' "$WORK/l.json"
+	# a text the wire would cut is not recorded at all, at either call
+	jq -e '.starts["aten::native_layer_norm_backward"] == 2 and
+		.shapes["aten::native_layer_norm_backward"] == null and .long_no_shapes == 2 and
+		.stats.no_shapes == .rank17_no_shapes + 2' "$WORK/l.json"
+}
+
+@test "input shapes off (the default): no shapes ids, inputs not asked of libtorch" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" counts --iters "$ITERS" > "$WORK/n.json"
+	check_against_profiler "$WORK/n.json"
+	jq -e '.shapes == {} and .shapes_on == 0 and .stats.shapes_on == 0' "$WORK/n.json"
+	jq -e '.no_shapes == ([.starts[]] | add)' "$WORK/n.json"
+}
+
+@test "input shapes as sent to gpuspy: each text a GS_REC_TORCH_NAME before its first use" {
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes wire --iters "$ITERS" > "$WORK/ws.json"
+	jq -e '.bad == []' "$WORK/ws.json"
+	# the names and the shapes texts share the id space
+	jq -e '.wire_names == (.starts | length) + ([.shapes[] | keys[]] | unique | length)' \
+		"$WORK/ws.json"
+	check_against_profiler "$WORK/ws.json"
+	check_shapes "$WORK/ws.json"
 }
 
 @test "as sent to gpuspy (GS_REC_TORCH_OP, GS_REC_TORCH_NAME): the same counts, names first" {
@@ -147,6 +224,20 @@ fake_libtorch() { # SONAME
 		"$WORK/g.json"
 	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0' "$WORK/g.json"
 	jq -e '.recorded == 2 * .profiler_events and .recorded_when_closed == 0' "$WORK/g.json"
+	jq -e '.shapes_on == 0' "$WORK/g.json"
+}
+
+@test "gpuspy_torch:shapes' semaphore raised when the gate opens: shapes for that recording" {
+	run --separate-stderr "$PYTHON" "$DRIVER" --lib "$LIB" --shapes gate --iters "$ITERS"
+	[ "$status" -eq 0 ]
+	echo "$output" > "$WORK/gs.json"
+	jq -e '.opened and .shapes_on == 1 and .stats.enables == 1' "$WORK/gs.json"
+	jq -e '.drained and .left_for_us == 0 and .stats.dropped == 0 and .stats.no_shapes == 0' \
+		"$WORK/gs.json"
+	# a semaphore-only probe: its site is in the library's USDT notes
+	if command -v readelf > /dev/null; then
+		readelf -n "$LIB" | grep -A1 'Provider: gpuspy_torch' | grep -q 'Name: shapes'
+	fi
 }
 
 # bats test_tags=bpf
@@ -183,6 +274,37 @@ fake_libtorch() { # SONAME
 	jq -e --argjson made "$made" '.records == $made' "$WORK/r.json"
 	jq -s -e '.[0].starts == .[1].torch and .[0].ends == .[0].starts and
 		.[0].seq == .[1].torch_seq' "$WORK/r.json" "$WORK/oracle.json"
+}
+
+# bats test_tags=bpf
+@test "gpuspy record -p with gpuspy_torch:shapes raised: the shapes texts reach the trace" {
+	require_bpf
+	[ -x "$GPUSPY" ] || skip "needs $GPUSPY"
+	local loop_pid gpuspy_pid made
+	mkfifo "$WORK/go"
+	# the driver raises the shapes semaphore by hand, as gpuspy's attach of the probe will
+	"$PYTHON" "$DRIVER" --lib "$LIB" --shapes serve --iters "$ITERS" --go "$WORK/go" \
+		--oracle "$WORK/oracle.json" > "$WORK/loop.out" 2>&1 3>&- &
+	loop_pid=$!
+	wait_for_line "$WORK/loop.out" READY
+	"$GPUSPY" record -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	gpuspy_pid=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	exec 4> "$WORK/go"
+	echo go >&4
+	wait_for_line "$WORK/loop.out" "DONE $ITERS"
+	kill -INT "$gpuspy_pid"
+	wait "$gpuspy_pid"
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	python3 "$ROOT/tests/lib/read_torch_ops.py" "$WORK/t.gpuspy" "$loop_pid" > "$WORK/r.json"
+	jq -e '.op_before_name == 0 and .unpaired == 0 and .open == 0' "$WORK/r.json"
+	made=$(sed -n 's/.*"recorded": \([0-9]*\), "stats".*/\1/p' "$WORK/loop.out")
+	jq -e --argjson made "$made" '.records == $made' "$WORK/r.json"
+	grep -q '"no_shapes": 0' "$WORK/loop.out"
+	jq -s -e '.[0].starts == .[1].torch and .[0].shapes == .[1].torch_shapes' \
+		"$WORK/r.json" "$WORK/oracle.json"
 }
 
 # bats test_tags=bpf

@@ -3,8 +3,9 @@
 blocks decoded with the zstd command, GS_REC_TORCH_OP and GS_REC_TORCH_NAME), counted as
 tests/targets/torch/observer_loop.py counts them: starts and ends per name, paired with a
 stack per thread, sequence numbers with torch.profiler's rule for the autograd engine's
-ranges; and how the observer and the CUPTI bridge came to be in the process (BRIDGE_LOAD
-records, "torch_loads" and "bridge_loads": outcome, err, message). Prints one JSON object.
+ranges, input shapes texts per name ("shapes", as observer_loop.py's), and how the observer
+and the CUPTI bridge came to be in the process (BRIDGE_LOAD records, "torch_loads" and
+"bridge_loads": outcome, err, message). Prints one JSON object.
 
 usage: read_torch_ops.py TRACE PID"""
 import collections
@@ -52,6 +53,7 @@ def main():
     path, pid = sys.argv[1], int(sys.argv[2])
     names, starts, ends = {}, collections.Counter(), collections.Counter()
     seq, pending, stacks = collections.Counter(), {}, collections.defaultdict(list)
+    shapes = collections.defaultdict(collections.Counter)
     out = {"unpaired": 0, "op_before_name": 0, "records": 0, "statuses": [],
            "torch_loads": [], "bridge_loads": []}
     for body in blocks(path):
@@ -74,14 +76,16 @@ def main():
                 out["statuses"].append(struct.unpack_from("<I", rec)[0])
             elif typ == TORCH_OP:
                 out["records"] += 1
-                seq_nr, name_id, _, scope, _ = OP.unpack_from(rec)
-                if name_id not in names:
+                seq_nr, name_id, _, scope, shapes_id = OP.unpack_from(rec)
+                if name_id not in names or (shapes_id and shapes_id not in names):
                     out["op_before_name"] += 1
                     continue
                 name, stack = names[name_id], stacks[tid]
                 if not flags & 1:
                     starts[name] += 1
                     stack.append(name)
+                    if shapes_id:
+                        shapes[name][names[shapes_id]] += 1
                     waiting = pending.pop(tid, None)
                     if waiting and scope == 1 and seq_nr >= 0:
                         seq[waiting] += 1
@@ -94,7 +98,8 @@ def main():
                     ends[name] += 1
                 else:
                     out["unpaired"] += 1
-    out.update(starts=starts, ends=ends, seq=seq, open=sum(len(s) for s in stacks.values()))
+    out.update(starts=starts, ends=ends, seq=seq, open=sum(len(s) for s in stacks.values()),
+               shapes=shapes)
     print(json.dumps(out))
 
 

@@ -18,17 +18,19 @@ class Syms(ctypes.Structure):
 
 
 class Op(ctypes.Structure):
+    # the last word's bit-fields as GCC lays them out on x86-64, lowest bits first
     _fields_ = [("ts", ctypes.c_uint64), ("seq_nr", ctypes.c_int64), ("tid", ctypes.c_uint32),
                 ("name_id", ctypes.c_uint32), ("fwd_tid", ctypes.c_uint32),
-                ("kind", ctypes.c_uint8), ("scope", ctypes.c_uint8), ("flags", ctypes.c_uint8),
-                ("pad", ctypes.c_uint8)]
+                ("kind", ctypes.c_uint32, 2), ("flags", ctypes.c_uint32, 2),
+                ("scope", ctypes.c_uint32, 4), ("shapes", ctypes.c_uint32, 24)]
 
 
 class Stats(ctypes.Structure):
     _fields_ = [("recorded", ctypes.c_uint64), ("dropped", ctypes.c_uint64),
                 ("no_buffer", ctypes.c_uint64), ("names", ctypes.c_uint32),
                 ("buffers", ctypes.c_uint32), ("enables", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32), ("pending", ctypes.c_uint64)]
+                ("shapes_on", ctypes.c_uint32), ("pending", ctypes.c_uint64),
+                ("no_shapes", ctypes.c_uint64)]
 
 
 def libtorch_path():
@@ -53,6 +55,7 @@ def open_observer(path):
     lib.gpuspy_torch_ops_read.restype = ctypes.c_size_t
     lib.gpuspy_torch_ops_name.argtypes = [ctypes.c_uint32]
     lib.gpuspy_torch_ops_name.restype = ctypes.c_char_p
+    lib.gpuspy_torch_ops_set_shapes.argtypes = [ctypes.c_int]
     return lib
 
 

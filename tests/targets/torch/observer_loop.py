@@ -19,9 +19,21 @@ process, through ctypes, for tests/torch_observer.bats.
                                                      line torch.profiler's counts of N more
                                                      into F, and exit; without --go (launched
                                                      by gpuspy) it exits right after the loop
+    observer_loop.py --lib LIB limits                with shapes on, a 16-dim and a 17-dim
+                                                     tensor added to 1: the first has its
+                                                     shapes, the second's operators none;
+                                                     an operator whose shapes text would be
+                                                     over 1,023 bytes: none
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
                                                      the kernel does when gpuspy attaches
+                                                     (with --shapes, gpuspy_torch:shapes' too)
+
+--odd: each iteration also runs odd_step(), operators whose inputs are of every kind the
+shapes text treats apart.
+--shapes: input shapes on (gpuspy_torch_ops_set_shapes(1)), and torch.profiler with
+record_shapes=True: "shapes" and "torch_shapes" are then, per name, how often each input
+shapes text was seen.
 
 Prints one JSON object on stdout. Counts are per RecordFunction name: "starts" and "ends" of
 the observer's records, "torch" the profiler's events as recorded (before key_averages()
@@ -56,6 +68,8 @@ class Observer:
         self.unpaired = 0
         self.stacks = collections.defaultdict(list)
         self.seq = collections.Counter()  # operators with a sequence number
+        self.shapes = collections.defaultdict(collections.Counter)  # name -> text -> starts
+        self.no_shapes = 0  # starts without a shapes id
         self.pending = {}  # tid -> an evaluate_function start waiting for its node's seq
 
     def init(self, addrs):
@@ -84,6 +98,10 @@ class Observer:
             if r.kind == 1:
                 self.starts[name] += 1
                 stack.append(name)
+                if r.shapes:
+                    self.shapes[name][self.name(r.shapes)] += 1
+                else:
+                    self.no_shapes += 1
                 # torch.profiler gives the autograd engine's evaluate_function range the
                 # sequence number of the backward node recorded right after it
                 # (collection.cpp, TorchOpStorage::materialize); so does this reader
@@ -107,7 +125,7 @@ class Observer:
 
 GS_REC_TORCH_OP, GS_REC_TORCH_NAME = 29, 30
 HDR = struct.Struct("<HHIIIQ")  # struct gs_hdr: type, size, pid, tid, flags, ts
-OP = struct.Struct("<qIIII")  # struct gs_torch_op after the header
+OP = struct.Struct("<qIIII")  # struct gs_torch_op after the header: ..., scope, shapes
 NAME = struct.Struct("<II")  # struct gs_torch_name after the header, then the text
 
 
@@ -145,11 +163,16 @@ class Wire:
                         self.bad.append("name not terminated")
                     self.names[name_id] = text.split(b"\0")[0].decode()
                 elif typ == GS_REC_TORCH_OP and size == HDR.size + OP.size:
-                    seq, name_id, fwd, scope, _ = OP.unpack_from(body)
+                    seq, name_id, fwd, scope, shapes = OP.unpack_from(body)
                     if name_id not in self.names:
                         self.bad.append("op before its name %d" % name_id)
+                    if shapes and shapes not in self.names:
+                        self.bad.append("op before its shapes text %d" % shapes)
+                    if shapes and flags & 1:
+                        self.bad.append("shapes on an end")
                     recs.append(Op(ts=ts, seq_nr=seq, tid=tid, name_id=name_id, fwd_tid=fwd,
-                                   kind=2 if flags & 1 else 1, scope=scope, flags=flags >> 1))
+                                   kind=2 if flags & 1 else 1, scope=scope, flags=flags >> 1,
+                                   shapes=shapes))
                 else:
                     self.bad.append("record type %d size %d" % (typ, size))
                 at += size
@@ -159,10 +182,31 @@ class Wire:
                 return
 
 
-def profiled(state, iters, obs=None):
+def odd_step():
+    """Inputs of each kind: tensors of rank 0, 5 (the last kept inline in TensorImpl) and 6, 7
+    (behind a pointer), a TensorList, Python scalars, None, a nested tensor, and undefined
+    tensors (the gradient of a split's unused chunk, passed to its backward node)."""
+    a = torch.randn(2, 1, 3, 1, 2)
+    b = torch.randn(2, 1, 3, 1, 2, 4)
+    c = torch.randn(1, 2, 1, 3, 1, 2, 1)
+    (a.unsqueeze(-1) + b).sum(dim=-1)
+    c.view(2, 3, 2) * 2.5
+    torch.tensor(3.0) * a
+    torch.cat([a, a], dim=0).add(1, alpha=2)
+    torch.nn.functional.dropout(a, p=0.0, training=False)
+    torch.nested.nested_tensor([torch.randn(2), torch.randn(3)]).unbind()
+    x = torch.randn(4, 3, requires_grad=True)
+    first, _ = x.split(2)
+    first.sum().backward()
+
+
+def profiled(state, iters, obs=None, shapes=False):
+    """torch.profiler's events on `iters` iterations: counts per name, those with a sequence
+    number, and with shapes, per name how often each input_shapes text (str() of the event's
+    shapes, as key_averages(group_by_input_shape=True) keys them) came."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=shapes) as prof:
         for _ in range(iters):
             train_loop.step(*state)
             if obs:
@@ -170,12 +214,17 @@ def profiled(state, iters, obs=None):
     events = list(prof.profiler.kineto_results.events())
     counts = collections.Counter(e.name() for e in events)
     seq = collections.Counter(e.name() for e in events if e.sequence_nr() >= 0)
-    return counts, seq
+    by_shapes = collections.defaultdict(collections.Counter)
+    if shapes:
+        for e in events:
+            by_shapes[e.name()][str(e.shapes())] += 1
+    return counts, seq, by_shapes
 
 
 def observed(obs, state, iters, reader=None):
     reader = reader or obs
     obs.lib.gpuspy_torch_ops_enable()
+    obs.shapes_on = obs.stats()["shapes_on"]  # what this registration asked libtorch for
     for _ in range(iters):
         train_loop.step(*state)
         reader.drain()
@@ -183,13 +232,15 @@ def observed(obs, state, iters, reader=None):
     reader.drain()
 
 
-def result(obs, torch_counts=None, torch_seq=None, **extra):
+def result(obs, torch_counts=None, torch_seq=None, torch_shapes=None, **extra):
     out = {"starts": obs.starts, "ends": obs.ends, "unpaired": obs.unpaired,
            "open": sum(len(s) for s in obs.stacks.values()), "seq": obs.seq,
-           "stats": obs.stats()}
+           "stats": obs.stats(), "shapes": obs.shapes, "no_shapes": obs.no_shapes,
+           "shapes_on": getattr(obs, "shapes_on", None)}
     if torch_counts is not None:
         out["torch"] = torch_counts
         out["torch_seq"] = torch_seq
+        out["torch_shapes"] = torch_shapes
     out.update(extra)
     return out
 
@@ -203,16 +254,20 @@ def wait_until(cond, seconds=5.0):
     return True
 
 
-def gate(obs, state, iters):
+def gate(obs, state, iters, gate_shapes=False):
     """The control thread follows the semaphore: on at two polls in a row, every record read
     out (and sent) by it, off when it drops."""
     sema = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_records_semaphore")
     flush = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_flush_semaphore")
+    shapes = ctypes.c_ushort.in_dll(obs.lib, "gpuspy_torch_shapes_semaphore")
     out = {"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}
     train_loop.run(2, state)
     out["enables_closed"] = obs.stats()["enables"]
+    # raised first, as gpuspy attaches gpuspy_torch:shapes before gpuspy:records
+    shapes.value = 1 if gate_shapes else 0
     sema.value = 1
     out["opened"] = wait_until(lambda: obs.stats()["enables"] == 1)
+    out["shapes_on"] = obs.stats()["shapes_on"]
     base = obs.stats()["recorded"]
     train_loop.run(iters, state)
     recorded = obs.stats()["recorded"] - base
@@ -223,19 +278,23 @@ def gate(obs, state, iters):
     time.sleep(0.1)
     flush.value = 0
     sema.value = 0
+    shapes.value = 0
     # off: the callbacks unregistered, nothing more recorded
     time.sleep(0.1)
     after = obs.stats()["recorded"]
     train_loop.run(iters, state)
     out["recorded_when_closed"] = obs.stats()["recorded"] - after
     out["recorded"] = recorded
-    counts, _ = profiled(state, iters)
+    counts, _, _ = profiled(state, iters)
     out["profiler_events"] = sum(counts.values())
     out["stats"] = obs.stats()
     return out
 
 
 def serve(obs, state, args):
+    if args.shapes:
+        # what gpuspy's attach of gpuspy_torch:shapes will do, before gpuspy:records'
+        ctypes.c_ushort.in_dll(obs.lib, "gpuspy_torch_shapes_semaphore").value = 1
     print(json.dumps({"start_gate": obs.lib.gpuspy_torch_ops_start_gate()}), flush=True)
     print("READY", flush=True)
     go = open(args.go) if args.go else None
@@ -256,24 +315,35 @@ def serve(obs, state, args):
     print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
     print("DONE %d" % args.iters, flush=True)
     go.readline()
-    counts, seq = profiled(state, args.iters)
+    counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
     with open(args.oracle, "w") as f:
-        json.dump({"torch": counts, "torch_seq": seq}, f)
+        json.dump({"torch": counts, "torch_seq": seq, "torch_shapes": by_shapes}, f)
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--lib", required=True)
     p.add_argument("mode", choices=("counts", "both", "toggle", "refuse", "wire",
-                                      "gate", "serve"))
+                                      "gate", "serve", "limits"))
     p.add_argument("--go", help="serve: the FIFO to read lines from")
     p.add_argument("--oracle", help="serve: where to write torch.profiler's counts")
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--shapes", action="store_true", help="input shapes on (set_shapes(1))")
+    p.add_argument("--odd", action="store_true", help="odd_step() in every iteration")
     p.add_argument("--cycles", type=int, default=200)
     p.add_argument("--syms", default="libtorch",
                    help="refuse: libtorch, swapped (name and isAsync swapped), libc, FILE.so")
     args = p.parse_args()
 
+    if args.odd:
+        import warnings
+        warnings.filterwarnings("ignore", message=".*nested tensors.*")
+        plain = train_loop.step
+
+        def step(*st):
+            plain(*st)
+            odd_step()
+        train_loop.step = step
     state = train_loop.make()
     train_loop.run(2, state)  # warm-up, as train_loop.py does
     torch_lib = ctypes.CDLL(libtorch_path(), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
@@ -304,25 +374,59 @@ def main():
         print(json.dumps({"rc": rc, "why": why}))
         return 1
 
+    # the control thread (gate) decides shapes from the semaphore itself
+    set_shapes_rc = obs.lib.gpuspy_torch_ops_set_shapes(1) if args.shapes and \
+        args.mode not in ("gate", "serve") else None
     if args.mode == "counts":
         observed(obs, state, args.iters)
-        counts, seq = profiled(state, args.iters)
-        print(json.dumps(result(obs, counts, seq)))
+        counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
+        print(json.dumps(result(obs, counts, seq, by_shapes, set_shapes_rc=set_shapes_rc)))
     elif args.mode == "serve":
         serve(obs, state, args)
+    elif args.mode == "limits":
+        a16, a17 = torch.ones([1] * 16), torch.ones([1] * 17)
+        obs.lib.gpuspy_torch_ops_enable()
+        obs.shapes_on = obs.stats()["shapes_on"]
+        with torch.profiler.record_function("rank16"):
+            a16.add(1)
+        obs.drain()
+        before = obs.no_shapes
+        with torch.profiler.record_function("rank17"):
+            a17.add(1)
+        obs.drain()
+        rank17 = obs.no_shapes - before
+        # a shapes text of 1,298 bytes (what torch.profiler writes for it), over what a
+        # GS_REC_TORCH_NAME carries: six tensors of 15 dims of 2^63-1 (a dim of 0, or
+        # expanded: nothing allocated); the kernel then refuses the sizes, twice
+        big = 2 ** 63 - 1
+        x, m = torch.empty(0, *[big] * 15), torch.empty(0, *[big] * 14, 1)
+        w = torch.ones(1).expand(big)
+        before = obs.no_shapes
+        for _ in range(2):
+            try:
+                torch.ops.aten.native_layer_norm_backward(x, x, [big], m, m, w, w,
+                                                          [True, True, True])
+            except RuntimeError:
+                pass
+        obs.lib.gpuspy_torch_ops_disable()
+        obs.drain()
+        print(json.dumps(result(obs, set_shapes_rc=set_shapes_rc, rank17_no_shapes=rank17,
+                                long_no_shapes=obs.no_shapes - before)))
     elif args.mode == "gate":
-        print(json.dumps(gate(obs, state, args.iters)))
+        print(json.dumps(gate(obs, state, args.iters, args.shapes)))
     elif args.mode == "wire":
         wire = Wire(obs)
         observed(obs, state, args.iters, wire)
-        counts, seq = profiled(state, args.iters)
-        print(json.dumps(result(obs, counts, seq, bad=wire.bad, wire_names=len(wire.names))))
+        counts, seq, by_shapes = profiled(state, args.iters, shapes=args.shapes)
+        print(json.dumps(result(obs, counts, seq, by_shapes, bad=wire.bad,
+                                wire_names=len(wire.names))))
     elif args.mode == "both":
         obs.lib.gpuspy_torch_ops_enable()
-        counts, seq = profiled(state, args.iters, obs)
+        obs.shapes_on = obs.stats()["shapes_on"]
+        counts, seq, by_shapes = profiled(state, args.iters, obs, shapes=args.shapes)
         obs.lib.gpuspy_torch_ops_disable()
         obs.drain()
-        print(json.dumps(result(obs, counts, seq)))
+        print(json.dumps(result(obs, counts, seq, by_shapes)))
     else:
         stop = threading.Event()
         other = {"iters": 0}
