@@ -36,6 +36,9 @@ size_t bridge_rec_finish(union bridge_rec *r, __u16 type, size_t fixed, uint32_t
 
 /* usdt.c: the two probes and their semaphores. */
 int usdt_recorder_attached(void);
+/* Whether gpuspy:records' site holds a breakpoint now (1 too where the site cannot be told):
+ * the semaphore rises before the kernel writes it, so a recorder is there only once both. */
+int usdt_records_armed(void);
 int usdt_flush_requested(void);
 void usdt_fire_records(const void *batch, size_t len);
 void usdt_fire_flushed(unsigned long generation);

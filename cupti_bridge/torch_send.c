@@ -151,15 +151,16 @@ size_t gpuspy_torch_ops_convert(void *out, size_t cap, int new_session)
 static void *control(void *arg)
 {
 	const struct timespec period = {0, POLL_NS};
-	int raised_before = 0, open = 0, flush_before = 0, shapes;
+	int raised_before = 0, open = 0, flush_before = 0, shapes = 0;
 	char msg[256];
 
 	(void)arg;
 	for (;;) {
-		int raised = usdt_recorder_attached(), flush;
+		int raised = usdt_recorder_attached() && usdt_records_armed(), flush;
 
-		/* the kernel raises the semaphore a moment before the BPF program is attached:
-		 * act on it only once it was up at two polls in a row, as the CUPTI bridge does */
+		/* the kernel raises the semaphore a moment before it writes the probe's
+		 * breakpoint: act on it once the breakpoint is there, and up at two polls in a
+		 * row, as the CUPTI bridge does */
 		if (raised && raised_before && !open) {
 			open = 1;
 			discard_pending();

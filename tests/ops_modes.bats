@@ -71,6 +71,21 @@ record_p() { # "OPTIONS" CMD...
 	jq -s -e '.[0].starts == .[1] and .[0].ends == .[0].starts' "$WORK/r.json" "$WORK/torch.json"
 }
 
+@test "--record-shapes: each operator's input shapes are torch.profiler's record_shapes=True ones" {
+	"$PYTHON" "$LOOP" --iters "$ITERS" --oracle "$WORK/torch.json" \
+		--oracle-shapes "$WORK/torch_shapes.json" 2> /dev/null
+	record_p "--ops auto --record-shapes" "$PYTHON" "$LOOP" --iters "$ITERS" --go "$WORK/go"
+	grep -q "PyTorch operators recorded in-process" "$WORK/gpuspy.err"
+	python3 "$READ" "$WORK/t.gpuspy" "$TARGET_PID" > "$WORK/r.json"
+	jq -s -e '.[0].starts == .[1]' "$WORK/r.json" "$WORK/torch.json"
+	jq -s -e '.[0].shapes == .[1]' "$WORK/r.json" "$WORK/torch_shapes.json" || {
+		jq -s -c '[(.[0].shapes + .[1]) | keys[] as $k | select(.[0].shapes[$k] != .[1][$k])
+			| $k]' "$WORK/r.json" "$WORK/torch_shapes.json"
+		false
+	}
+	jq -e '.shapes["aten::conv2d"] | length == 1' "$WORK/r.json"
+}
+
 @test "launched (auto): the observer is loaded once 'import torch' is done" {
 	run -0 "$GPUSPY" record --ops auto -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
 	[[ "$output" == *"DONE 5"* ]]

@@ -3,6 +3,7 @@
 
     train_loop.py [--iters N] [--go FIFO] [--throw]
     train_loop.py [--iters N] --oracle COUNTS.json [--oracle-averages AVERAGES.json]
+                  [--oracle-shapes SHAPES.json]
 
 Builds a conv2d/relu/linear model with a fixed seed and fixed data, runs two warm-up
 iterations (first-call initialisation is not part of what is compared), prints READY, waits for
@@ -22,6 +23,8 @@ whose parent, found by comparing microsecond timestamps, has the same name and n
 as aten::zero_ get merged at random, so its counts there vary from run to run. Its rows are
 written by --oracle-averages as {name: {"count": N, "self_cpu_us": T}}, and its table is
 printed on stderr.
+With --oracle-shapes the profiler records input shapes (record_shapes=True), and per name how
+often each shapes text came ({name: {"[[16, 3, 16, 16], ...]": N}}) is written there.
 """
 import argparse
 import collections
@@ -79,11 +82,19 @@ def run(n, state, throw=False):
 def oracle(args, state):
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU],
+                 record_shapes=bool(args.oracle_shapes)) as prof:
         run(args.iters, state)
-    counts = collections.Counter(e.name() for e in prof.profiler.kineto_results.events())
+    events = prof.profiler.kineto_results.events()
+    counts = collections.Counter(e.name() for e in events)
     with open(args.oracle, "w") as f:
         json.dump(counts, f, indent=1, sort_keys=True)
+    if args.oracle_shapes:
+        shapes = collections.defaultdict(collections.Counter)
+        for e in events:
+            shapes[e.name()][str(e.shapes())] += 1
+        with open(args.oracle_shapes, "w") as f:
+            json.dump(shapes, f, indent=1, sort_keys=True)
     averages = prof.key_averages()
     if args.oracle_averages:
         rows = {e.key: {"count": e.count, "self_cpu_us": e.self_cpu_time_total}
@@ -99,6 +110,7 @@ def main():
     p.add_argument("--go", help="FIFO to read a line from before the loop and before exiting")
     p.add_argument("--oracle", help="run under torch.profiler and write {op: count} here")
     p.add_argument("--oracle-averages", help="also write key_averages()'s rows here")
+    p.add_argument("--oracle-shapes", help="with record_shapes=True: {op: {shapes: count}} here")
     p.add_argument("--throw", action="store_true", help="one C++ exception per iteration")
     args = p.parse_args()
 
