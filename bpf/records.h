@@ -439,7 +439,7 @@ struct gs_torch_op {
 	__u32 name;	   /* id, named by GS_REC_TORCH_NAME; 0: no name */
 	__u32 fwd_tid;	   /* torch's logical id (not the tid) of the forward op's thread; 0 */
 	__u32 scope;	   /* at::RecordScope: 0 function, 1 backward function, 7 user scope ... */
-	__u32 pad;
+	__u32 shapes;	   /* start only: a TORCH_NAME id of the input shapes text; 0 none */
 };
 
 struct gs_torch_name {
