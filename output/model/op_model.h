@@ -75,6 +75,7 @@ struct op_model {
 	size_t npids, pids_cap;
 	struct key_index ix_pids;      /* pid -> pids[] */
 	uint64_t uprobe_calls_ignored; /* OP_CALLs of processes that have in-process calls */
+	uint64_t calls_with_shapes;    /* calls with input shapes (named) */
 	uint32_t unknown_name;	       /* names id of "<unknown operator>" after finish */
 };
 

@@ -22,12 +22,13 @@
 
 #define MAX_REPORTS 32
 
-enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY, OPT_STEPS_BY };
+enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY_INPUT_SHAPE, OPT_GROUP_BY, OPT_STEPS_BY };
 
 static const char usage[] =
     "usage: gpuspy report FILE [--report NAME[,NAME...]]\n"
     "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
     "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
+    "                          [--group-by-input-shape]\n"
     "                          [--group-by process|container|user]\n"
     "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
@@ -53,6 +54,10 @@ static const char usage[] =
     "      --group-by-stack N  ops: one row per operator and Python stack (its top N\n"
     "                       frames, shown as Source Location), as torch.profiler's\n"
     "                       key_averages(group_by_stack_n=N)\n"
+    "      --group-by-input-shape  ops: one row per operator and input shapes (an\n"
+    "                       Input Shapes column), as torch.profiler's\n"
+    "                       key_averages(group_by_input_shape=True); shapes come from the\n"
+    "                       in-process observer: without them, rows are by name (a warning)\n"
     "      --steps-by HOW   steps: how a step is marked instead of gpuspy finding it\n"
     "                       (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
     "                       stacks): nvtx:NAME, each NVTX range whose name starts with\n"
@@ -161,6 +166,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	    {"list", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"group-by-stack", required_argument, NULL, OPT_GROUP_BY_STACK},
+	    {"group-by-input-shape", no_argument, NULL, OPT_GROUP_BY_INPUT_SHAPE},
 	    {"group-by", required_argument, NULL, OPT_GROUP_BY},
 	    {"steps-by", required_argument, NULL, OPT_STEPS_BY},
 	    {0},
@@ -194,6 +200,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				ret = GS_EXIT_USAGE;
 			}
 			o->params.group_by_stack = (unsigned)v;
+			break;
+		case OPT_GROUP_BY_INPUT_SHAPE:
+			o->params.group_by_input_shape = true;
 			break;
 		case OPT_GROUP_BY:
 			o->group_by = group_by_parse(optarg);
@@ -675,6 +684,11 @@ int report_main(int argc, char **argv)
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);
+	/* torch.profiler without record_shapes groups by name alone, silently: this says so */
+	if (o.params.group_by_input_shape && !m.ops.calls_with_shapes)
+		gs_warn(
+		    "%s has no operator input shapes: --group-by-input-shape groups by name only",
+		    o.path);
 	/* the default reports are known once the trace is loaded */
 	if (!o.folded && o.sort && !sort_key_known(&o)) {
 		gs_error(
