@@ -280,6 +280,7 @@ static int name_calls(struct op_model *om)
 			c->op = op_torch_name(&om->reader, c->pid, c->op);
 			x->shapes =
 			    x->shapes ? op_torch_name(&om->reader, c->pid, x->shapes) : OP_NONE;
+			om->calls_with_shapes += x->shapes != OP_NONE;
 		} else {
 			c->op =
 			    key_index_find(&om->ix_names, c->op, 0, &id) ? (uint32_t)id : OP_NONE;
