@@ -201,7 +201,7 @@ EOF
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "gpuspy: warning: $WORK/n.gpuspy has no operator input shapes: --group-by-input-shape groups by name only" ]
 	# as torch.profiler without record_shapes: no Input Shapes column, one row per name
-	! grep -q "Input Shapes" <<< "$output"
+	[ "$(grep -c "Input Shapes" <<< "$output")" -eq 0 ]
 	[ "$(grep -c '^ *aten::addmm ' <<< "$output")" -eq 1 ]
 }
 
