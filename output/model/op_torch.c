@@ -111,23 +111,32 @@ static int on_start(struct op_torch_reader *rd, const struct string_pool *names,
 	return 0;
 }
 
-/* Per thread an end is its innermost open range's (the observer keeps them nested): what it
- * carries beyond its time is the start's again and is not read. */
+/*
+ * Per thread an end is its innermost open range's (the observer keeps them nested), and carries
+ * its start's name id: an end whose name is not the innermost range's had the ends of the ranges
+ * above it dropped (a thread's ring full drops records, starts and ends alike), so those are
+ * closed as never ended, and an end of no open range had its start dropped. The rest of what an
+ * end carries is its start's again and is not read.
+ */
 static int on_end(struct op_torch_reader *rd, const struct gs_torch_op *r,
 		  struct op_torch_range *done)
 {
 	struct op_torch_thread *t = find_thread(rd, r->hdr.pid, r->hdr.tid);
+	uint32_t k;
 
 	if (t && t->deeper) {
 		t->deeper--;
 		return 0;
 	}
-	if (!t || !t->depth) {
+	for (k = t ? t->depth : 0; k && r->name && t->open[k - 1].name != r->name; k--)
+		;
+	if (!k) {
 		rd->unstarted++;
 		return 0;
 	}
-	t->depth--;
-	if (t->eval == t->depth)
+	rd->unended += t->depth - k;
+	t->depth = k - 1;
+	if (t->eval != OP_NONE && t->eval >= t->depth)
 		t->eval = OP_NONE;
 	done->start = &t->open[t->depth];
 	done->end = r->hdr.ts;

@@ -55,9 +55,10 @@ struct op_torch_reader {
 	struct op_torch_thread *threads;
 	size_t nthreads, threads_cap;
 	struct key_index ix_threads; /* (pid, tid) -> threads[] */
-	uint64_t unended;	     /* starts the recording stopped inside of: dropped */
-	uint64_t unstarted;	     /* ends without their start: skipped */
-	uint64_t too_deep;	     /* ranges nested deeper than OP_TORCH_MAX_DEPTH: dropped */
+	uint64_t unended;   /* starts without their end (the recording stopped inside them, or
+			     * the end was dropped): left out */
+	uint64_t unstarted; /* ends without their start: skipped */
+	uint64_t too_deep;  /* ranges nested deeper than OP_TORCH_MAX_DEPTH: dropped */
 };
 
 /* A range the last record ended. */

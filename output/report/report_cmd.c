@@ -293,6 +293,31 @@ static void print_losses(const struct trace_model *m, FILE *out)
 	}
 }
 
+/* The calls, and how many came from the in-process observer with what it could not pair. */
+static void print_ops_header(const struct op_model *om, FILE *out)
+{
+	const struct {
+		const char *what;
+		uint64_t n;
+	} notes[] = {
+	    {"probed calls of those processes left out", om->uprobe_calls_ignored},
+	    {"starts without an end", om->reader.unended},
+	    {"ends without a start", om->reader.unstarted},
+	    {"nested too deep", om->reader.too_deep},
+	};
+	uint64_t inprocess = 0;
+
+	for (size_t i = 0; i < om->npids; i++)
+		inprocess += om->pids[i].inprocess;
+	fprintf(out, "pytorch operator calls: %llu", (unsigned long long)om->calls_seen);
+	if (inprocess)
+		fprintf(out, " (%llu in-process", (unsigned long long)inprocess);
+	for (size_t i = 0; inprocess && i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i].n)
+			fprintf(out, "; %s: %llu", notes[i].what, (unsigned long long)notes[i].n);
+	fputs(inprocess ? ")\n" : "\n", out);
+}
+
 static void print_header(const struct trace_model *m, FILE *out)
 {
 	/* the command line is the traced program's own argv: escaped like any name */
@@ -314,8 +339,7 @@ static void print_header(const struct trace_model *m, FILE *out)
 	print_cuda_header(&m->cuda, out);
 	print_gpu_header(&m->gpu, out);
 	if (m->ops.calls_seen)
-		fprintf(out, "pytorch operator calls: %llu\n",
-			(unsigned long long)m->ops.calls_seen);
+		print_ops_header(&m->ops, out);
 	print_losses(m, out);
 }
 

@@ -21,7 +21,8 @@ With --no-shapes the starts carry no shapes.
 
 --odd adds, in pid 300: an end without a start; a start named by an id never named (and one
 whose id is 2^32-1); 300 nested starts and their ends on one thread (256 kept, 44 too deep); a
-start with no end; name id 2 naming "user::deep" (pid 200's 2 is aten::addmm); OP_CALL records
+start with no end; a start whose end was dropped inside another range (user::lost in
+user::outer); name id 2 naming "user::deep" (pid 200's 2 is aten::addmm); OP_CALL records
 of pid 300 (ignored: it has in-process ones) and of pid 400 (kept: it has none).
 
 --random SEED adds 5,000 well-framed records with random fields (starts and ends in random
@@ -108,6 +109,9 @@ def odd():
     recs += [op(p, 301, 10 + i * 0.01, 2) for i in range(300)]
     recs += [op(p, 301, 20 - i * 0.01, 2, end=True) for i in range(300)]
     recs += [op(p, 302, 30, 9)]                               # no end
+    # user::lost's end dropped (a full ring): user::outer's end closes both, pairing outer
+    recs += [name(p, 10, "user::outer"), name(p, 11, "user::lost"), op(p, 303, 50, 10),
+             op(p, 303, 51, 11), op(p, 303, 60, 10, end=True)]
     recs += [op_name(77, "aten::uprobed"), op_call(p, 300, 40, 5, 77), op_call(400, 400, 40, 5, 77),
              op_call(400, 400, 41, 1, 77, depth=1)]
     return recs
