@@ -259,3 +259,46 @@ ends = sorted(i for e in ev if e.get("name") == "fwdbwd" for i in e.get("termina
 assert starts == ends == [2 | 1 << 63, 4 | 1 << 63], (starts, ends)
 PY
 }
+
+# bats test_tags=bpf
+@test "in-process with input shapes: --group-by-input-shape rows are torch.profiler(record_shapes=True)'s" {
+	require_bpf
+	"$PYTHON" -c 'import torch' 2>/dev/null || skip "needs python3-torch for $PYTHON"
+	[ -e "$BUILD/libgpuspy_torch.so" ] || skip "needs $BUILD/libgpuspy_torch.so (make torch-observer)"
+	"$PYTHON" "$DRIVER" --help | grep -q -- --shapes ||
+		skip "the observer records no input shapes in this tree (observer_loop.py has no --shapes)"
+	local loop_pid gpuspy_pid
+	mkfifo "$WORK/go"
+	# the driver raises the observer's shapes semaphore itself, as gpuspy's attach will
+	"$PYTHON" "$DRIVER" --lib "$BUILD/libgpuspy_torch.so" --shapes serve --iters "$ITERS" \
+		--go "$WORK/go" --oracle "$WORK/oracle.json" > "$WORK/loop.out" 2>&1 3>&- &
+	loop_pid=$!
+	wait_for_line "$WORK/loop.out" READY
+	"$GPUSPY" record -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	gpuspy_pid=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	exec 4> "$WORK/go"
+	echo go >&4
+	wait_for_line "$WORK/loop.out" "DONE $ITERS"
+	kill -INT "$gpuspy_pid"
+	wait "$gpuspy_pid"
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	run --separate-stderr "$GPUSPY" report "$WORK/t.gpuspy" --report ops --group-by-input-shape \
+		--format json
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	echo "$output" > "$WORK/shapes.json"
+	# every (name, shapes) row counts what the profiler's events with those shapes count
+	jq -s -e '(.[0] | map({key: (.name + "|" + .input_shapes), value: .calls}) | from_entries) as $g |
+		(.[1].torch_shapes | to_entries | map(.key as $n | .value | to_entries |
+			map({key: ($n + "|" + .key), value: .value})) | add | from_entries) as $t |
+		[($g + $t) | keys[] | select($g[.] != $t[.])] == []' \
+		"$WORK/shapes.json" "$WORK/oracle.json"
+	jq -e --argjson n "$ITERS" 'map(select(.name == "aten::addmm")) ==
+		[.[] | select(.name == "aten::addmm" and
+			.input_shapes == "[[10], [16, 2048], [2048, 10], [], []]" and .calls == $n)]' \
+		"$WORK/shapes.json"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report ops --group-by-input-shape | grep -q "Input Shapes"
+}
