@@ -2,8 +2,10 @@
 # PyTorch operators from the in-process observer (GS_REC_TORCH_OP, GS_REC_TORCH_NAME) in the
 # reports and timelines: a real python3 + torch 1.13 training loop recorded with gpuspy record
 # -p (tests/targets/torch/observer_loop.py loads build/libgpuspy_torch.so through ctypes, its
-# --oracle gives torch.profiler's events of the same loop), and hand-made traces
-# (tests/lib/make_torch_trace.py) for exact numbers, input shapes and odd records.
+# --oracle gives torch.profiler's events of the same loop; tests/lib/torch_links.py the
+# profiler's forward/backward links and key_averages() on the same deterministic loop in
+# another process), and hand-made traces (tests/lib/make_torch_trace.py) for exact numbers,
+# input shapes and odd records.
 # bats file_tags=torch
 
 load helpers
@@ -12,6 +14,7 @@ bats_require_minimum_version 1.5.0
 PYTHON=/usr/bin/python3.11 # Debian's python3-torch is installed for this interpreter only
 DRIVER=$ROOT/tests/targets/torch/observer_loop.py
 MAKE_TRACE=$ROOT/tests/lib/make_torch_trace.py
+LINKS=$ROOT/tests/lib/torch_links.py
 ITERS=10
 
 # One attached recording of ITERS iterations with the observer on (and the at::_ops uprobes,
@@ -22,6 +25,7 @@ setup_file() {
 	[ -e "$BUILD/libgpuspy_torch.so" ] && [ -x "$GPUSPY" ] || return 0
 	export SHARED=$(mktemp -d)
 	local loop_pid gpuspy_pid
+	"$PYTHON" "$LINKS" --iters "$ITERS" > "$SHARED/links.json"
 	mkfifo "$SHARED/go"
 	"$PYTHON" "$DRIVER" --lib "$BUILD/libgpuspy_torch.so" serve --iters "$ITERS" \
 		--go "$SHARED/go" --oracle "$SHARED/oracle.json" > "$SHARED/loop.out" 2>&1 3>&- &
@@ -96,16 +100,16 @@ require_recording() {
 	jq -s -e '(.[0] | map({(.name): .calls}) | add) as $g | .[1] as $o |
 		[$g | keys[] | select($g[.] != $o.averages[.] and
 			($o.averages[.] >= $o.torch[.] or $g[.] != $o.torch[.]))] == []' \
-		"$WORK/ops.json" "$SHARED/oracle.json"
+		"$WORK/ops.json" "$SHARED/links.json"
 	jq -s -e '(.[0] | map(.name) | sort) == (.[1].averages | keys | sort)' \
-		"$WORK/ops.json" "$SHARED/oracle.json"
+		"$WORK/ops.json" "$SHARED/links.json"
 }
 
 # bats test_tags=bpf
 @test "in-process: sequence numbers and forward/backward flows are torch.profiler's" {
 	require_recording
 	"$GPUSPY" export "$SHARED/t.gpuspy" --format chrome -o "$WORK/c.json"
-	python3 - "$WORK/c.json" > "$WORK/links.json" <<'EOF'
+	python3 - "$WORK/c.json" > "$WORK/export_links.json" <<'EOF'
 import collections, json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 ops = {(e["pid"], e["tid"], e["ts"]): e for e in ev
@@ -124,17 +128,18 @@ fwd = sorted({e["args"]["Fwd thread id"] for e in ops.values() if "Sequence numb
 print(json.dumps({"links": links, "seq": seq, "flows": len(flows), "fwd_tids": fwd,
                   "whole": all(len(f) == 2 for f in flows.values())}))
 EOF
-	cat "$WORK/links.json"
+	cat "$WORK/export_links.json"
 	# each flow starts at the forward op Kineto links and ends at the backward op it links to
 	# (the evaluate_function range, the first backward start with that number)
 	jq -s -e '.[0].links == .[1].links and .[0].whole and
-		.[0].flows == (.[1].links | add)' "$WORK/links.json" "$SHARED/oracle.json"
+		.[0].flows == (.[1].links | add)' "$WORK/export_links.json" "$SHARED/links.json"
 	jq -e --argjson n "$ITERS" '.links["aten::addmm -> autograd::engine::evaluate_function: AddmmBackward0"] == $n' \
-		"$SHARED/oracle.json"
+		"$SHARED/links.json"
 	# the calls with a sequence number are the profiler's events with one, evaluate_function
-	# ranges included (they take their node's)
-	jq -s -e '.[0].seq == .[1].torch_seq' "$WORK/links.json" "$SHARED/oracle.json"
-	jq -e '.fwd_tids == [0, 1]' "$WORK/links.json"
+	# ranges included (they take their node's), in the recorded process and the other one
+	jq -s -e '.[0].seq == .[1].torch_seq and .[0].seq == .[2].seq' "$WORK/export_links.json" \
+		"$SHARED/oracle.json" "$SHARED/links.json"
+	jq -e '.fwd_tids == [0, 1]' "$WORK/export_links.json"
 }
 
 # bats test_tags=bpf

@@ -17,9 +17,7 @@ process, through ctypes, for tests/torch_observer.bats.
                                                      attach turned it on, N iterations, wait
                                                      until all is sent, DONE; at a second
                                                      line torch.profiler's counts of N more
-                                                     into F (with its forward -> backward
-                                                     links and key_averages() counts), and
-                                                     exit; without --go (launched
+                                                     into F, and exit; without --go (launched
                                                      by gpuspy) it exits right after the loop
     observer_loop.py --lib LIB gate --iters N        the control thread: gpuspy:records'
                                                      semaphore raised and lowered by hand, as
@@ -161,28 +159,7 @@ class Wire:
                 return
 
 
-def fwd_bwd_links(events):
-    """Kineto's forward -> backward links (torch/csrc/autograd/profiler_kineto.cpp,
-    generateForwardBackwardLink), in start order: a forward op (no forward thread) is the
-    candidate of its (thread, sequence number), the latest started winning; a backward op takes
-    the candidate of its (forward thread, number), used up then. Counted as "FWD -> BWD"."""
-    cand, links = {}, collections.Counter()
-    for e in sorted(events, key=lambda e: e.start_us()):
-        if e.sequence_nr() < 0:
-            continue
-        if e.fwd_thread_id() > 0:
-            f = cand.pop((e.fwd_thread_id(), e.sequence_nr()), None)
-            if f is not None:
-                links[f.name() + " -> " + e.name()] += 1
-        else:
-            cand[(e.start_thread_id(), e.sequence_nr())] = e
-    return links
-
-
-def profiled(state, iters, obs=None, extra=None):
-    """torch.profiler's events of `iters` iterations: counts per name, and per name of those
-    with a sequence number; `extra` gets the forward/backward links and key_averages()'s
-    counts."""
+def profiled(state, iters, obs=None):
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -193,9 +170,6 @@ def profiled(state, iters, obs=None, extra=None):
     events = list(prof.profiler.kineto_results.events())
     counts = collections.Counter(e.name() for e in events)
     seq = collections.Counter(e.name() for e in events if e.sequence_nr() >= 0)
-    if extra is not None:
-        extra["links"] = fwd_bwd_links(events)
-        extra["averages"] = {a.key: a.count for a in prof.key_averages()}
     return counts, seq
 
 
@@ -282,10 +256,9 @@ def serve(obs, state, args):
     print(json.dumps({"recorded": recorded, "stats": obs.stats()}), flush=True)
     print("DONE %d" % args.iters, flush=True)
     go.readline()
-    extra = {}
-    counts, seq = profiled(state, args.iters, extra=extra)
+    counts, seq = profiled(state, args.iters)
     with open(args.oracle, "w") as f:
-        json.dump({"torch": counts, "torch_seq": seq, **extra}, f)
+        json.dump({"torch": counts, "torch_seq": seq}, f)
 
 
 def main():
