@@ -317,3 +317,34 @@ PY
 		"$WORK/shapes.json"
 	"$GPUSPY" report "$WORK/t.gpuspy" --report ops --group-by-input-shape | grep -q "Input Shapes"
 }
+
+# bats test_tags=bpf
+@test "gpuspy loads the observer itself (--ops auto): the ops report counts torch.profiler's events" {
+	require_bpf
+	"$PYTHON" -c 'import torch' 2>/dev/null || skip "needs python3-torch for $PYTHON"
+	[ -e "$BUILD/libgpuspy_torch.so" ] || skip "needs $BUILD/libgpuspy_torch.so (make torch-observer)"
+	[ -n "$(ops_inprocess)" ] || skip "this gpuspy does not load the observer (no --ops)"
+	local loop=$ROOT/tests/targets/torch/train_loop.py loop_pid gpuspy_pid
+	"$PYTHON" "$loop" --iters "$ITERS" --oracle "$WORK/torch.json" 2> /dev/null
+	mkfifo "$WORK/go"
+	"$PYTHON" "$loop" --iters "$ITERS" --go "$WORK/go" > "$WORK/loop.out" 2>&1 3>&- &
+	loop_pid=$!
+	wait_for_line "$WORK/loop.out" READY
+	"$GPUSPY" record --ops auto -p "$loop_pid" -o "$WORK/t.gpuspy" 2> "$WORK/gpuspy.err" 3>&- &
+	gpuspy_pid=$!
+	wait_for_line "$WORK/gpuspy.err" "recording 1 process"
+	exec 4> "$WORK/go"
+	echo go >&4
+	wait_for_line "$WORK/loop.out" "DONE $ITERS"
+	kill -INT "$gpuspy_pid"
+	wait "$gpuspy_pid"
+	echo exit >&4
+	exec 4>&-
+	wait "$loop_pid"
+	grep -q "libgpuspy_torch.so: turned on" "$WORK/gpuspy.err"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report ops --format json > "$WORK/ops.json"
+	jq -s -e '(.[0] | map({(.name): .calls}) | add) as $g | .[1] as $t |
+		[($g + $t) | keys[] | select($g[.] != $t[.])] == []' "$WORK/ops.json" "$WORK/torch.json"
+	jq -e --argjson n "$ITERS" 'map({(.name): .calls}) | add | .AddmmBackward0 == $n' \
+		"$WORK/ops.json"
+}
