@@ -185,6 +185,17 @@ EOF
 		[[[10], [16, 2048], [2048, 10], [], []], [[10], [16, 2048], [2048, 10], [], []]]' "$WORK/c.json"
 }
 
+@test "hand-made: two forward threads sharing numbers; each backward op linked to its own thread's op" {
+	python3 "$MAKE_TRACE" "$WORK/t.gpuspy" --threads
+	"$GPUSPY" export "$WORK/t.gpuspy" -o "$WORK/c.json"
+	# [forward op's tid, its start, the backward op's start], by flow
+	jq -c '[.traceEvents[] | select(.cat == "fwdbwd" and .pid == 700)] | group_by(.id) |
+		map([(.[] | select(.ph == "s") | .tid, .ts), (.[] | select(.ph == "f") | .ts)]) |
+		sort_by(.[2])' "$WORK/c.json" > "$WORK/flows.json"
+	cat "$WORK/flows.json"
+	[ "$(cat "$WORK/flows.json")" = '[[700,10,100],[701,12,110],[700,0,120],[701,2,130],[701,20,140]]' ]
+}
+
 @test "--group-by-input-shape: an Input Shapes column after the calls, as torch prints it" {
 	python3 "$MAKE_TRACE" "$WORK/h.gpuspy"
 	run --separate-stderr "$GPUSPY" report "$WORK/h.gpuspy" --report ops --group-by-input-shape

@@ -4,7 +4,7 @@ GS_REC_TORCH_NAME 30, bpf/records.h; docs/FORMAT.md), so the ops report, the tim
 forward/backward flows and the input shapes can be checked against exact numbers, and odd
 records against a reader that must not crash.
 
-usage: make_torch_trace.py OUT.gpuspy [--odd] [--no-shapes] [--random SEED]
+usage: make_torch_trace.py OUT.gpuspy [--odd] [--no-shapes] [--threads] [--random SEED]
 
 The scenario (times in us from T0):
   pid 200, tid 200 (forward; torch's logical thread 1):
@@ -24,6 +24,12 @@ whose id is 2^32-1); 300 nested starts and their ends on one thread (256 kept, 4
 start with no end; a start whose end was dropped inside another range (user::lost in
 user::outer); name id 2 naming "user::deep" (pid 200's 2 is aten::addmm); OP_CALL records
 of pid 300 (ignored: it has in-process ones) and of pid 400 (kept: it has none).
+
+--threads adds pid 700: two forward threads, 700 (torch's logical thread 1: aten::addmm with
+numbers 10 at 0 us and 11 at 10 us) and 701 (logical 2: numbers 20 at 2, 21 at 12 and 10 again
+at 20), and the backward thread 702 running AddmmBackward0 for (1, 11) at 100, (2, 21) at 110,
+(1, 10) at 120, (2, 20) at 130, (2, 10) at 140: each logical id must be mapped to its thread
+(number 10 is on both) for the five links to start on the right forward op.
 
 --random SEED adds 5,000 well-framed records with random fields (starts and ends in random
 order, ids small and huge, names of random bytes, times going back), for a reader that must
@@ -117,6 +123,17 @@ def odd():
     return recs
 
 
+def threads():
+    p = 700
+    recs = [name(p, 1, "aten::addmm"), name(p, 2, "AddmmBackward0")]
+    for tid, at, seq in ((700, 0, 10), (701, 2, 20), (700, 10, 11), (701, 12, 21),
+                         (701, 20, 10)):
+        recs += rng(p, tid, at, at + 5, 1, seq=seq)
+    for at, fwd, seq in ((100, 1, 11), (110, 2, 21), (120, 1, 10), (130, 2, 20), (140, 2, 10)):
+        recs += rng(p, 702, at, at + 5, 2, seq=seq, fwd=fwd, scope=1)
+    return recs
+
+
 def randomised(seed):
     rnd = random.Random(seed)
     recs = []
@@ -155,6 +172,8 @@ def main():
     recs = scenario("--no-shapes" not in sys.argv)
     if "--odd" in sys.argv:
         recs += odd()
+    if "--threads" in sys.argv:
+        recs += threads()
     if "--random" in sys.argv:
         recs += randomised(int(sys.argv[sys.argv.index("--random") + 1]))
     write(out, recs)
