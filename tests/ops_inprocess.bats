@@ -162,6 +162,12 @@ EOF
 		.args | has("Sequence number") and has("Fwd thread id") and has("External id")] |
 		length > 0 and all' "$WORK/k.json"
 	jq -e '[.traceEvents[] | select(.cat == "fwdbwd")] | length > 0' "$WORK/k.json"
+	# as Kineto's consumers read it (fwdbwd flows from and to ops of one sequence number), and
+	# slices that nest on every thread
+	python3 "$ROOT/tests/lib/check_kineto.py" "$WORK/k.json" --no-gpu
+	"$GPUSPY" export "$SHARED/t.gpuspy" -o "$WORK/c.json"
+	python3 "$ROOT/tests/lib/check_chrome.py" "$WORK/c.json"
+	python3 "$ROOT/tests/lib/check_tef.py" "$WORK/c.json"
 }
 
 @test "hand-made: rows, self times and sequence numbers of the scenario" {

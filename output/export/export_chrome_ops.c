@@ -40,6 +40,13 @@ static uint64_t op_end(const struct op_model *om, const struct op_call *o)
 
 #define RECORD_SCOPE_USER 7 /* at::RecordScope::USER_SCOPE */
 
+static bool is_user_range(const struct op_model *om, const struct op_call *o)
+{
+	const struct op_torch *x = op_model_torch(om, o);
+
+	return x && x->scope == RECORD_SCOPE_USER;
+}
+
 /* Kineto writes the shapes as a JSON array: so does this when the text is one of numbers,
  * brackets and commas (it comes from the file), else as a string. */
 static void print_shapes(FILE *out, const char *shapes)
@@ -89,12 +96,11 @@ static void emit_fwdbwd(struct chrome_ctx *c, const struct op_model *om, size_t 
 static int emit_op(struct chrome_ctx *c, const struct op_model *om, size_t i)
 {
 	const struct op_call *o = &om->calls[i];
-	const struct op_torch *x = op_model_torch(om, o);
 	uint64_t end = op_end(om, o);
 
 	chrome_begin_event(c);
 	fprintf(c->out, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ",
-		x && x->scope == RECORD_SCOPE_USER ? "user_annotation" : "cpu_op");
+		is_user_range(om, o) ? "user_annotation" : "cpu_op");
 	json_print_string(c->out, op_model_name(om, o->op));
 	fprintf(c->out, ", \"pid\": %u, \"tid\": %u, ", o->pid, o->tid);
 	chrome_print_us(c->out, "ts", chrome_rel(c, o->ts));
@@ -130,7 +136,11 @@ void chrome_op_external_id(struct chrome_ctx *c, uint32_t pid, uint32_t tid, uin
 
 	if (!c->kineto || !om->ncalls)
 		return;
-	o = op_model_call_at(om, pid, tid, ts);
+	/* Kineto correlates a user range apart (its own correlation stack): a CUDA call's is the
+	 * innermost cpu_op's */
+	for (o = op_model_call_at(om, pid, tid, ts); o && is_user_range(om, o);
+	     o = o->parent == OP_NONE ? NULL : &om->calls[o->parent])
+		;
 	if (o)
 		fprintf(c->out, ", \"External id\": %zu", (size_t)(o - om->calls) + 1);
 }
