@@ -5,6 +5,10 @@
 #include "output/model/gpu/gpu_model.h"
 #include "output/model/op_model.h"
 
+/* 20M calls may be held: op_model.h's sizes, kept */
+_Static_assert(sizeof(struct op_call) == 64, "struct op_call is 64 bytes");
+_Static_assert(sizeof(struct op_torch) == 24, "struct op_torch is 24 bytes");
+
 bool op_model_takes(uint16_t type)
 {
 	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME || type == GS_REC_TORCH_OP ||
