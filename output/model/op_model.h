@@ -15,11 +15,12 @@
  *
  * The in-process observer (GS_REC_TORCH_OP and GS_REC_TORCH_NAME, docs/TORCH_OBSERVER.md)
  * gives the same calls from inside the process: op_torch.c pairs each start with its end per
- * thread and makes an op_call of them like an OP_CALL's, plus what only it knows (struct
- * op_torch: sequence number, forward thread, scope, input shapes). Every RecordFunction is a
- * call then, not only at::_ops: autograd nodes, the engine's evaluate_function ranges, user
- * ranges. A process with both kinds of records has its operators counted twice by them, so
- * there the in-process calls win: its OP_CALL records are counted nowhere
+ * thread, and each pair becomes an op_call like an OP_CALL's, plus what only the observer knows
+ * (struct op_torch, 24 bytes, for its calls only: sequence number, forward thread, scope, input
+ * shapes, the backward op linked). Every RecordFunction is a call then, not only at::_ops:
+ * autograd nodes, the engine's evaluate_function ranges, user ranges. A process with both kinds
+ * of records would have its operators counted twice, so there the in-process calls win: all its
+ * OP_CALL records are left out, those from before the observer was on included
  * (uprobe_calls_ignored says how many).
  */
 #ifndef GPUSPY_OP_MODEL_H
