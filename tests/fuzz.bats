@@ -30,7 +30,7 @@ teardown() {
 	# seeds with every kind of record the models read: syscalls and scheduling, a CUDA
 	# program on the simulated GPU with the CUPTI bridge (kernels, copies, syncs, API
 	# records, NVTX), Python stacks, samples, operators and CUDA calls, statistics
-	# checkpoints and finals (tests/lib/make_py_trace.py)
+	# checkpoints and finals (tests/lib/make_py_trace.py), in-process operators
 	"$GPUSPY" record -q --osrt-threshold 0 -o "$WORK/sleeper.gpuspy" -- "$TARGETS/sleeper" 3 20
 	if [ -e "$BUILD/libgpuspy_cupti.so" ] && [ -x "$BUILD/targets/cuda/nvtx_ranges" ]; then
 		for prog in memory_errors nvtx_ranges; do
@@ -40,6 +40,9 @@ teardown() {
 	fi
 	python3 "$ROOT/tests/lib/make_py_trace.py" "$WORK/python.gpuspy" "$ROOT"
 	python3 "$ROOT/tests/lib/make_py_trace.py" --stats "$WORK/stats.gpuspy"
+	# the in-process observer's operators: paired, named per process, linked forward to
+	# backward, with input shapes (tests/lib/make_torch_trace.py)
+	python3 "$ROOT/tests/lib/make_torch_trace.py" "$WORK/torch.gpuspy" --odd
 	run sh "$ROOT/tests/fuzz/run.sh" "$BUILD/fuzz_report" "${FUZZ_SECONDS:-30}" "$WORK"/*.gpuspy
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -5,9 +5,14 @@
 #include "output/model/gpu/gpu_model.h"
 #include "output/model/op_model.h"
 
+/* 20M calls may be held: op_model.h's sizes, kept */
+_Static_assert(sizeof(struct op_call) == 64, "struct op_call is 64 bytes");
+_Static_assert(sizeof(struct op_torch) == 24, "struct op_torch is 24 bytes");
+
 bool op_model_takes(uint16_t type)
 {
-	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME;
+	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME || type == GS_REC_TORCH_OP ||
+	       type == GS_REC_TORCH_NAME;
 }
 
 /* A later record for the same index renames it, as the array this replaced did. */
@@ -36,14 +41,77 @@ static int on_call(struct op_model *om, const struct gs_op_call *c)
 	o->parent = OP_NONE;
 	o->depth = c->depth;
 	o->flags = (uint16_t)c->hdr.flags;
+	o->torch = OP_NONE;
+	return 0;
+}
+
+static struct op_pid_calls *pid_calls(struct op_model *om, uint32_t pid)
+{
+	struct op_pid_calls *p;
+	size_t i;
+
+	if (key_index_find(&om->ix_pids, pid, 0, &i))
+		return &om->pids[i];
+	p = array_grow((void **)&om->pids, &om->npids, &om->pids_cap, sizeof(*p));
+	if (!p || key_index_put(&om->ix_pids, pid, 0, om->npids - 1))
+		return NULL;
+	p->pid = pid;
+	return p;
+}
+
+/* An in-process range as a call; its op and shapes are observer ids until name_calls(). */
+static int on_range(struct op_model *om, const struct op_torch_range *r)
+{
+	const struct op_torch_open *o = r->start;
+	struct op_torch *x =
+	    array_grow((void **)&om->torch, &om->ntorch, &om->torch_cap, sizeof(*x));
+	struct op_call *c;
+
+	if (!x)
+		return -1;
+	c = array_grow((void **)&om->calls, &om->ncalls, &om->calls_cap, sizeof(*c));
+	if (!c)
+		return -1;
+	x->seq_nr = o->seq_nr;
+	x->fwd_tid = o->fwd_tid;
+	x->shapes = o->shapes;
+	x->bwd = OP_NONE;
+	x->scope = o->scope;
+	x->async = !!(o->flags & GS_TORCH_OP_ASYNC);
+	c->ts = o->ts;
+	c->dur = r->end > o->ts ? r->end - o->ts : 0;
+	c->self_ns = c->dur;
+	c->pid = r->pid;
+	c->tid = r->tid;
+	c->op = o->name;
+	c->parent = OP_NONE;
+	c->depth = (uint16_t)r->depth;
+	c->flags = r->depth ? GS_CUDA_NESTED : 0;
+	c->torch = (uint32_t)(om->ntorch - 1);
 	return 0;
 }
 
 int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls)
 {
+	struct op_torch_range range;
+	struct op_pid_calls *p;
+	int ret = 0;
+
 	if (h->type == GS_REC_OP_NAME)
 		return on_name(om, (const void *)h);
-	om->calls_seen++;
+	if (h->type != GS_REC_OP_CALL) {
+		ret = op_torch_apply(&om->reader, &om->names, h, &range);
+		if (ret <= 0)
+			return ret;
+	}
+	p = pid_calls(om, h->pid);
+	if (!p)
+		return -1;
+	if (h->type != GS_REC_OP_CALL) {
+		p->inprocess++;
+		return keep_calls ? on_range(om, &range) : 0;
+	}
+	p->uprobe++;
 	return keep_calls ? on_call(om, (const void *)h) : 0;
 }
 
@@ -175,8 +243,96 @@ static void attribute_gpu(struct op_model *om, const struct gpu_model *g)
 	}
 }
 
+/* The in-process calls win in a process that has both kinds (op_model.h). */
+static void count_calls(struct op_model *om)
+{
+	size_t kept = 0, k;
+
+	om->calls_seen = 0;
+	for (size_t i = 0; i < om->npids; i++) {
+		const struct op_pid_calls *p = &om->pids[i];
+
+		om->calls_seen += p->inprocess ? p->inprocess : p->uprobe;
+		om->uprobe_calls_ignored += p->inprocess ? p->uprobe : 0;
+	}
+	if (!om->uprobe_calls_ignored)
+		return;
+	for (size_t i = 0; i < om->ncalls; i++) {
+		const struct op_call *c = &om->calls[i];
+
+		if (c->torch == OP_NONE && key_index_find(&om->ix_pids, c->pid, 0, &k) &&
+		    om->pids[k].inprocess)
+			continue;
+		om->calls[kept++] = *c;
+	}
+	om->ncalls = kept;
+}
+
+/* Every call's op becomes a names id: the two kinds name theirs in two index spaces (OP_CALL's
+ * global, the observer's per process), resolved once all names are read. */
+static int name_calls(struct op_model *om)
+{
+	if (string_pool_intern(&om->names, "<unknown operator>", &om->unknown_name))
+		return -1;
+	for (size_t i = 0; i < om->ncalls; i++) {
+		struct op_call *c = &om->calls[i];
+		size_t id;
+
+		if (c->torch != OP_NONE) {
+			struct op_torch *x = &om->torch[c->torch];
+
+			c->op = op_torch_name(&om->reader, c->pid, c->op);
+			x->shapes =
+			    x->shapes ? op_torch_name(&om->reader, c->pid, x->shapes) : OP_NONE;
+			om->calls_with_shapes += x->shapes != OP_NONE;
+		} else {
+			c->op =
+			    key_index_find(&om->ix_names, c->op, 0, &id) ? (uint32_t)id : OP_NONE;
+		}
+		if (c->op == OP_NONE)
+			c->op = om->unknown_name;
+	}
+	return 0;
+}
+
+/* Each process's in-process calls with a sequence number, to op_torch_link(). */
+static int link_calls(struct op_model *om)
+{
+	struct op_torch_event *ev = NULL;
+	size_t n, cap = 0;
+	int err = 0;
+
+	for (size_t first = 0, end = 0; first < om->ncalls && !err; first = end) {
+		for (n = 0; end < om->ncalls && om->calls[end].pid == om->calls[first].pid; end++) {
+			const struct op_call *c = &om->calls[end];
+			struct op_torch_event *e;
+
+			if (c->torch == OP_NONE || om->torch[c->torch].seq_nr < 0)
+				continue;
+			e = array_grow((void **)&ev, &n, &cap, sizeof(*e));
+			if (!e) {
+				err = -1;
+				break;
+			}
+			e->ts = c->ts;
+			e->depth = c->depth;
+			e->tid = c->tid;
+			e->call = (uint32_t)end;
+			e->x = &om->torch[c->torch];
+		}
+		if (!err && n)
+			err = op_torch_link(ev, n);
+	}
+	free(ev);
+	return err;
+}
+
 int op_model_finish(struct op_model *om, const struct gpu_model *g)
 {
+	op_torch_close(&om->reader);
+	count_calls(om);
+	if (name_calls(om))
+		return -1;
 	if (!om->ncalls)
 		return 0;
 	qsort(om->calls, om->ncalls, sizeof(*om->calls), cmp_call);
@@ -184,7 +340,7 @@ int op_model_finish(struct op_model *om, const struct gpu_model *g)
 		return -1;
 	if (g)
 		attribute_gpu(om, g);
-	return 0;
+	return link_calls(om);
 }
 
 void op_model_free(struct op_model *om)
@@ -193,13 +349,26 @@ void op_model_free(struct op_model *om)
 	key_index_free(&om->ix_names);
 	free(om->calls);
 	key_index_free(&om->ix_threads);
+	free(om->torch);
+	op_torch_free(&om->reader);
+	free(om->pids);
+	key_index_free(&om->ix_pids);
 	memset(om, 0, sizeof(*om));
 }
 
 const char *op_model_name(const struct op_model *om, uint32_t op)
 {
-	size_t id;
+	return op < om->names.n ? string_pool_get(&om->names, op) : "<unknown operator>";
+}
 
-	return key_index_find(&om->ix_names, op, 0, &id) ? string_pool_get(&om->names, (uint32_t)id)
-							 : "<unknown operator>";
+const struct op_torch *op_model_torch(const struct op_model *om, const struct op_call *c)
+{
+	return c->torch < om->ntorch ? &om->torch[c->torch] : NULL;
+}
+
+const char *op_model_shapes(const struct op_model *om, const struct op_call *c)
+{
+	const struct op_torch *x = op_model_torch(om, c);
+
+	return x && x->shapes < om->names.n ? string_pool_get(&om->names, x->shapes) : NULL;
 }

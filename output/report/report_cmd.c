@@ -22,12 +22,13 @@
 
 #define MAX_REPORTS 32
 
-enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY, OPT_STEPS_BY };
+enum { OPT_GROUP_BY_STACK = 256, OPT_GROUP_BY_INPUT_SHAPE, OPT_GROUP_BY, OPT_STEPS_BY };
 
 static const char usage[] =
     "usage: gpuspy report FILE [--report NAME[,NAME...]]\n"
     "                          [--format text|csv|json|collapsed|collapsed-ns]\n"
     "                          [--sort KEY] [--limit N] [--group-by-stack N]\n"
+    "                          [--group-by-input-shape]\n"
     "                          [--group-by process|container|user]\n"
     "                          [--steps-by nvtx:NAME|py:FUNCTION|op:NAME]\n"
     "\n"
@@ -53,6 +54,10 @@ static const char usage[] =
     "      --group-by-stack N  ops: one row per operator and Python stack (its top N\n"
     "                       frames, shown as Source Location), as torch.profiler's\n"
     "                       key_averages(group_by_stack_n=N)\n"
+    "      --group-by-input-shape  ops: one row per operator and input shapes (an\n"
+    "                       Input Shapes column), as torch.profiler's\n"
+    "                       key_averages(group_by_input_shape=True); shapes come from the\n"
+    "                       in-process observer: without them, rows are by name (a warning)\n"
     "      --steps-by HOW   steps: how a step is marked instead of gpuspy finding it\n"
     "                       (ProfilerStep#N NVTX ranges, else the step loop in the Python\n"
     "                       stacks): nvtx:NAME, each NVTX range whose name starts with\n"
@@ -161,6 +166,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	    {"list", no_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"group-by-stack", required_argument, NULL, OPT_GROUP_BY_STACK},
+	    {"group-by-input-shape", no_argument, NULL, OPT_GROUP_BY_INPUT_SHAPE},
 	    {"group-by", required_argument, NULL, OPT_GROUP_BY},
 	    {"steps-by", required_argument, NULL, OPT_STEPS_BY},
 	    {0},
@@ -194,6 +200,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				ret = GS_EXIT_USAGE;
 			}
 			o->params.group_by_stack = (unsigned)v;
+			break;
+		case OPT_GROUP_BY_INPUT_SHAPE:
+			o->params.group_by_input_shape = true;
 			break;
 		case OPT_GROUP_BY:
 			o->group_by = group_by_parse(optarg);
@@ -284,6 +293,31 @@ static void print_losses(const struct trace_model *m, FILE *out)
 	}
 }
 
+/* The calls, and how many came from the in-process observer with what it could not pair. */
+static void print_ops_header(const struct op_model *om, FILE *out)
+{
+	const struct {
+		const char *what;
+		uint64_t n;
+	} notes[] = {
+	    {"probed calls of those processes left out", om->uprobe_calls_ignored},
+	    {"starts without an end", om->reader.unended},
+	    {"ends without a start", om->reader.unstarted},
+	    {"nested too deep", om->reader.too_deep},
+	};
+	uint64_t inprocess = 0;
+
+	for (size_t i = 0; i < om->npids; i++)
+		inprocess += om->pids[i].inprocess;
+	fprintf(out, "pytorch operator calls: %llu", (unsigned long long)om->calls_seen);
+	if (inprocess)
+		fprintf(out, " (%llu in-process", (unsigned long long)inprocess);
+	for (size_t i = 0; inprocess && i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (notes[i].n)
+			fprintf(out, "; %s: %llu", notes[i].what, (unsigned long long)notes[i].n);
+	fputs(inprocess ? ")\n" : "\n", out);
+}
+
 static void print_header(const struct trace_model *m, FILE *out)
 {
 	/* the command line is the traced program's own argv: escaped like any name */
@@ -305,8 +339,7 @@ static void print_header(const struct trace_model *m, FILE *out)
 	print_cuda_header(&m->cuda, out);
 	print_gpu_header(&m->gpu, out);
 	if (m->ops.calls_seen)
-		fprintf(out, "pytorch operator calls: %llu\n",
-			(unsigned long long)m->ops.calls_seen);
+		print_ops_header(&m->ops, out);
 	print_losses(m, out);
 }
 
@@ -675,6 +708,11 @@ int report_main(int argc, char **argv)
 	if (!m.complete)
 		gs_warn("%s is truncated (the recording did not finish): showing what it holds",
 			o.path);
+	/* torch.profiler without record_shapes groups by name alone, silently: this says so */
+	if (o.params.group_by_input_shape && !m.ops.calls_with_shapes)
+		gs_warn(
+		    "%s has no operator input shapes: --group-by-input-shape groups by name only",
+		    o.path);
 	/* the default reports are known once the trace is loaded */
 	if (!o.folded && o.sort && !sort_key_known(&o)) {
 		gs_error(

@@ -51,10 +51,12 @@ static int build_rows(const struct trace_model *m, const struct report_def *def,
 	return def->build_top ? def->build_top(m, 0, t) : def->build(m, t);
 }
 
-/* One report as `report --report NAME` builds it, and with --limit or --group-by-stack. */
-static void run_report(const struct trace_model *m, const struct report_def *def, unsigned stack)
+/* One report as `report --report NAME` builds it, and with --limit, --group-by-stack or
+ * --group-by-input-shape. */
+static void run_report(const struct trace_model *m, const struct report_def *def, unsigned stack,
+		       bool shapes)
 {
-	struct report_params params = {.group_by_stack = stack};
+	struct report_params params = {.group_by_stack = stack, .group_by_input_shape = shapes};
 	struct table t;
 
 	table_init(&t, def->cols, def->ncols);
@@ -73,10 +75,10 @@ static void run_report(const struct trace_model *m, const struct report_def *def
 	}
 }
 
-static void run_reports(const struct trace_model *m, unsigned stack)
+static void run_reports(const struct trace_model *m, unsigned stack, bool shapes)
 {
 	for (size_t i = 0; report_all[i]; i++)
-		run_report(m, report_all[i], stack);
+		run_report(m, report_all[i], stack, shapes);
 }
 
 /* --group-by: each group's model is the file read again for its processes only. */
@@ -93,7 +95,7 @@ static void run_groups(const char *path, const struct trace_model *m, enum group
 		if (trace_model_load_filtered(path, &gm, TRACE_MODEL_ALL, &groups[i].filter, err,
 					      sizeof(err)))
 			continue;
-		run_reports(&gm, 0);
+		run_reports(&gm, 0, false);
 		trace_model_free(&gm);
 	}
 	report_groups_free(groups, n);
@@ -101,9 +103,9 @@ static void run_groups(const char *path, const struct trace_model *m, enum group
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* the input's last byte picks the options that take a value: --group-by (none, process,
-	 * container, user), --group-by-stack (0: by name) and the exports' --steps-by (the
-	 * preferred way, NVTX ranges, or a Python function's calls) */
+	/* the input's last byte picks the options: --group-by (none, process, container, user),
+	 * --group-by-stack (0: by name), the exports' --steps-by (the preferred way, NVTX ranges,
+	 * or a Python function's calls) and --group-by-input-shape (the top bit) */
 	static const char *const steps_by[] = {NULL, "nvtx:ProfilerStep#", "py:train", NULL};
 	unsigned pick = size ? data[size - 1] : 0;
 	struct export_opts opts = {.python_depth = EXPORT_PYTHON_DEPTH,
@@ -123,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (!trace_model_load_only(path, &m, TRACE_MODEL_ALL, err, sizeof(err))) {
-		run_reports(&m, (pick >> 2) % 4);
+		run_reports(&m, (pick >> 2) % 4, pick >> 7 & 1);
 		if (pick % 4)
 			run_groups(path, &m, (enum group_by)(pick % 4));
 		trace_model_free(&m);

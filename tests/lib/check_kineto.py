@@ -19,7 +19,9 @@ gpu_memcpy, gpu_memset, cuda_sync) carry device, stream and correlation, kernels
 block, "registers per thread" and "shared memory"; no CPU event carries "stream" (HTA takes
 any event with a stream for GPU work). Every ac2g flow has one start ("s", inside a
 cuda_runtime or cuda_driver span on its thread whose correlation is the GPU event's) and one
-end ("f", "bp": "e", at the start of a GPU event on its track). cpu_op events have an integer
+end ("f", "bp": "e", at the start of a GPU event on its track); every fwdbwd flow (forward ->
+backward operator) one start and one end ("bp": "e"), each at the start of a cpu_op with a
+sequence number, the same on both. cpu_op events have an integer
 "External id", unique in the file, and a CUDA API span with an "External id" names one of
 them. A gpu_user_annotation (an annotation's GPU side) is named as a user_annotation, has no
 stream arg, and spans from a GPU event's start to a GPU event's end on its track. Prints a
@@ -34,7 +36,7 @@ from collections import defaultdict
 
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
 API_CATS = {"cuda_runtime", "cuda_driver"}
-KNOWN_CATS = GPU_CATS | API_CATS | {"ac2g", "user_annotation", "__metadata", "os_runtime",
+KNOWN_CATS = GPU_CATS | API_CATS | {"ac2g", "fwdbwd", "user_annotation", "__metadata", "os_runtime",
                                    "off_cpu", "process", "gpu_memory", "cpu_op",
                                    "python_sample", "gpu_user_annotation"}
 EPS = 0.0005  # µs: ns precision
@@ -205,7 +207,7 @@ def check_flows(events):
         api_starts[key] = [x[0] for x in spans]
     starts, ends = {}, {}
     for e in events:
-        if e["ph"] not in ("s", "f"):
+        if e["ph"] not in ("s", "f") or e["cat"] == "fwdbwd":
             continue
         if e["cat"] != "ac2g" or "id" not in e:
             fail(f"flow event without cat ac2g or id: {e}")
@@ -228,6 +230,39 @@ def check_flows(events):
             fail(f"flow start not in a CUDA API span with the GPU event's correlation "
                  f"{corr}: {starts[fid]}")
     return len(ends)
+
+
+def check_fwdbwd(events):
+    """Each fwdbwd flow (the in-process observer's forward -> backward link) has one start, at
+    the start of a cpu_op with a sequence number on its thread, and one end ("bp": "e") at the
+    start of another cpu_op with the same sequence number. Returns how many."""
+    ops = {}
+    for e in events:
+        if e["ph"] == "X" and e["cat"] == "cpu_op":
+            ops.setdefault((e["pid"], e["tid"], round(e["ts"] * 1000)), []).append(e)
+    flows = defaultdict(dict)
+    for e in events:
+        if e["cat"] != "fwdbwd":
+            continue
+        if e["ph"] not in ("s", "f") or "id" not in e or e["ph"] in flows[e["id"]]:
+            fail(f"fwdbwd event not a flow start or end of its own id: {e}")
+        if e["ph"] == "f" and e.get("bp") != "e":
+            fail(f"fwdbwd flow end without bp e: {e}")
+        flows[e["id"]][e["ph"]] = e
+    for fid, f in flows.items():
+        if set(f) != {"s", "f"}:
+            fail(f"fwdbwd flow {fid} without both ends")
+        seqs = []
+        for side in ("s", "f"):
+            at = [o for o in ops.get((f[side]["pid"], f[side]["tid"],
+                                      round(f[side]["ts"] * 1000)), [])
+                  if "Sequence number" in o.get("args", {})]
+            if not at:
+                fail(f"fwdbwd flow {side} not at a cpu_op with a sequence number: {f[side]}")
+            seqs.append({o["args"]["Sequence number"] for o in at})
+        if not seqs[0] & seqs[1]:
+            fail(f"fwdbwd flow {fid} joins ops of different sequence numbers: {f}")
+    return len(flows)
 
 
 def check_gpu_annotations(events):
@@ -267,8 +302,9 @@ def main(path, gpu=True):
     check_external_ids(events)
     check_correlations(events, gpu)
     flows = check_flows(events) if gpu else 0
+    fwdbwd = check_fwdbwd(events)
     check_gpu_annotations(events)
-    print(f"check_kineto: {len(events)} events, {flows} ac2g flows, " +
+    print(f"check_kineto: {len(events)} events, {flows} ac2g flows, {fwdbwd} fwdbwd flows, " +
           ", ".join(f"{c} {n}" for c, n in sorted(cats.items())))
 
 

@@ -402,6 +402,13 @@ static void convert_metadata(struct pf_writer *w, const struct tef_event *e)
 				a.s);
 }
 
+/* Chrome's flows are told apart by category as well as id, Perfetto's by id alone: the
+ * forward/backward flows (ids from 1, as the ac2g flows' first correlation ids) get the top bit. */
+static uint64_t flow_id(const struct tef_event *e)
+{
+	return strcmp(e->cat, "fwdbwd") ? e->id : e->id | 1ull << 63;
+}
+
 /* A slice, or an instant; flow_end: the flow it terminates, or 0. */
 static void convert_slice(struct pf_writer *w, const struct tef_event *e, uint64_t flow_end)
 {
@@ -449,7 +456,8 @@ static void convert(struct pf_writer *w, const struct tef_event *e)
 		 * before; an end not taken by its GPU op's slice (convert_held()) one too */
 		event_start(w, TYPE_INSTANT, describe_thread(w, e->pid, e->tid, on_gpu(e), NULL));
 		event_name(w, e);
-		pb_fixed64(&w->ev, e->ph == 's' ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->id);
+		pb_fixed64(&w->ev, e->ph == 's' ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS,
+			   flow_id(e));
 		event_write(w, e->ts_ns);
 		break;
 	case 'C':

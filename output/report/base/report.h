@@ -25,8 +25,9 @@
 
 /* Options of `gpuspy report` that only some reports take. */
 struct report_params {
-	unsigned group_by_stack; /* ops: rows by name and the top N Python frames (0: by name) */
-	const char *steps_by;	 /* steps: "nvtx:NAME" or "py:FUNCTION"; NULL: found by itself */
+	unsigned group_by_stack;   /* ops: rows by name and the top N Python frames (0: by name) */
+	bool group_by_input_shape; /* ops: rows by name and input shapes */
+	const char *steps_by;	   /* steps: "nvtx:NAME" or "py:FUNCTION"; NULL: found by itself */
 };
 
 struct report_def {

@@ -2,7 +2,8 @@
 /*
  * ops: torch.profiler's key_averages().table() from the operator calls gpuspy probed, one row
  * per operator name over all traced processes (or, with --group-by-stack N, per name and top N
- * Python frames, as key_averages(group_by_stack_n=N)). Text output copies torch's layout
+ * Python frames, as key_averages(group_by_stack_n=N); with --group-by-input-shape, per name and
+ * input shapes, as key_averages(group_by_input_shape=True)). Text output copies torch's layout
  * (profiler_util.py's _build_table), so the two tables can be read side by side.
  */
 #include <string.h>
@@ -23,6 +24,7 @@ enum {
 	C_CUDA_TOTAL,
 	C_CUDA_AVG,
 	C_CALLS,
+	C_SHAPES, /* only with --group-by-input-shape */
 	C_SOURCE, /* only with --group-by-stack */
 	NCOLS,
 };
@@ -39,24 +41,45 @@ static const struct table_col cols[NCOLS] = {
     [C_CUDA_TOTAL] = {"CUDA total", "cuda_total_ns", COL_INT},
     [C_CUDA_AVG] = {"CUDA time avg", "cuda_avg_ns", COL_FLOAT1},
     [C_CALLS] = {"# of Calls", "calls", COL_INT},
+    [C_SHAPES] = {"Input Shapes", "input_shapes", COL_STR},
     [C_SOURCE] = {"Source Location", "source", COL_STR},
 };
 
+/* The columns grouping by stack without shapes: torch's, Source Location right after the calls */
+static const struct table_col cols_stack[C_SHAPES + 1] = {
+    [C_NAME] = {"Name", "name", COL_STR},
+    [C_SELF_PCT] = {"Self CPU %", "self_cpu_pct", COL_PCT},
+    [C_SELF] = {"Self CPU", "self_cpu_ns", COL_INT},
+    [C_TOTAL_PCT] = {"CPU total %", "cpu_total_pct", COL_PCT},
+    [C_TOTAL] = {"CPU total", "cpu_total_ns", COL_INT},
+    [C_AVG] = {"CPU time avg", "cpu_avg_ns", COL_FLOAT1},
+    [C_SELF_CUDA] = {"Self CUDA", "self_cuda_ns", COL_INT},
+    [C_SELF_CUDA_PCT] = {"Self CUDA %", "self_cuda_pct", COL_PCT},
+    [C_CUDA_TOTAL] = {"CUDA total", "cuda_total_ns", COL_INT},
+    [C_CUDA_AVG] = {"CUDA time avg", "cuda_avg_ns", COL_FLOAT1},
+    [C_CALLS] = {"# of Calls", "calls", COL_INT},
+    [C_SHAPES] = {"Source Location", "source", COL_STR},
+};
+
 /* torch's profiler_util.py */
-#define NAME_MAX_WIDTH	55
-#define SRC_MAX_WIDTH	75
-#define COL_WIDTH	12
-#define MAX_STACK_ENTRY 5
-#define SRC_MAX_LEN	4096
+#define NAME_MAX_WIDTH	 55
+#define SHAPES_MAX_WIDTH 80
+#define SRC_MAX_WIDTH	 75
+#define COL_WIDTH	 12
+#define MAX_STACK_ENTRY	 5
+#define SRC_MAX_LEN	 4096
 
 struct op_row {
 	uint32_t op, source; /* source: the pool id of the stack text (grouping by stack) */
+	uint32_t shapes;     /* names id of the input shapes text (grouping by them); OP_NONE */
 	uint64_t calls, self, total, self_cuda, cuda_total;
 };
 
 struct grouping {
 	const struct trace_model *m;
-	unsigned depth; /* --group-by-stack N; 0: by name */
+	unsigned depth;		    /* --group-by-stack N; 0: by name */
+	bool by_shapes;		    /* --group-by-input-shape */
+	int shapes_col, source_col; /* their table columns, -1: none */
 	struct op_row *rows;
 	size_t nrows, cap;
 	struct key_index ix_rows;   /* (op, source) -> rows[] */
@@ -107,22 +130,41 @@ static int source_of(struct grouping *g, const struct op_call *c, uint32_t *id)
 	return key_index_put(&g->ix_stacks, (uint64_t)(s - pm->stacks), 0, *id);
 }
 
+/* torch prints "[]" for an event without inputs: a call without shapes is one of those */
+static const char *shapes_text(const struct op_model *om, uint32_t shapes)
+{
+	return shapes == OP_NONE ? "[]" : op_model_name(om, shapes);
+}
+
+static uint32_t shapes_of(const struct grouping *g, const struct op_call *c)
+{
+	const struct op_model *om = &g->m->ops;
+	const struct op_torch *x = op_model_torch(om, c);
+	const char *text = op_model_shapes(om, c);
+
+	if (!g->by_shapes || !x || !text || !strcmp(text, "[]") || !text[0])
+		return OP_NONE;
+	return x->shapes;
+}
+
 static int add_call(struct grouping *g, const struct op_call *c)
 {
-	uint32_t source = 0;
+	uint32_t source = 0, shapes = shapes_of(g, c);
+	uint64_t k1 = (uint64_t)shapes << 32 | c->op;
 	struct op_row *r;
 	size_t i;
 
 	if (g->depth && source_of(g, c, &source))
 		return -1;
-	if (key_index_find(&g->ix_rows, c->op, source, &i)) {
+	if (key_index_find(&g->ix_rows, k1, source, &i)) {
 		r = &g->rows[i];
 	} else {
 		r = array_grow((void **)&g->rows, &g->nrows, &g->cap, sizeof(*r));
-		if (!r || key_index_put(&g->ix_rows, c->op, source, g->nrows - 1))
+		if (!r || key_index_put(&g->ix_rows, k1, source, g->nrows - 1))
 			return -1;
 		r->op = c->op;
 		r->source = source;
+		r->shapes = shapes;
 	}
 	r->calls++;
 	r->self += c->self_ns;
@@ -155,7 +197,11 @@ static int fill_row(const struct grouping *g, const struct op_row *r, uint64_t s
 	row[C_CUDA_TOTAL].u = r->cuda_total;
 	row[C_CUDA_AVG].d = (double)r->cuda_total / (double)r->calls;
 	row[C_CALLS].u = r->calls;
-	if (g->depth && table_set_str(&row[C_SOURCE], string_pool_get(&g->sources, r->source)))
+	if (g->shapes_col >= 0 &&
+	    table_set_str(&row[g->shapes_col], shapes_text(&g->m->ops, r->shapes)))
+		return -1;
+	if (g->source_col >= 0 &&
+	    table_set_str(&row[g->source_col], string_pool_get(&g->sources, r->source)))
 		return -1;
 	return 0;
 }
@@ -184,12 +230,21 @@ static void totals(const struct op_model *om, uint64_t *self, uint64_t *self_cud
 
 static int build_params(const struct trace_model *m, const struct report_params *p, struct table *t)
 {
-	struct grouping g = {.m = m, .depth = p->group_by_stack};
+	struct grouping g = {.m = m,
+			     .depth = p->group_by_stack,
+			     .by_shapes = p->group_by_input_shape,
+			     .shapes_col = p->group_by_input_shape ? C_SHAPES : -1,
+			     .source_col = -1};
 	uint64_t self_total, cuda_total;
 	int err;
 
-	/* the Source Location column exists only when grouping by stack */
-	table_init(t, cols, g.depth ? NCOLS : C_SOURCE);
+	/* Input Shapes and Source Location exist only when grouping by them, in that order */
+	if (g.depth)
+		g.source_col = g.by_shapes ? C_SOURCE : C_SHAPES;
+	if (g.depth && !g.by_shapes)
+		table_init(t, cols_stack, C_SHAPES + 1);
+	else
+		table_init(t, cols, g.by_shapes ? (size_t)C_SHAPES + 1 + !!g.depth : C_SHAPES);
 	totals(&m->ops, &self_total, &cuda_total);
 	err = group_calls(&g);
 	for (size_t i = 0; !err && i < g.nrows; i++)
@@ -224,8 +279,9 @@ static void format_share(char *buf, size_t len, double pct, uint64_t total)
 }
 
 struct layout {
-	int name_w, src_w;
-	bool cuda, source;
+	int name_w, shapes_w, src_w;
+	bool cuda, shapes, source;
+	int shapes_col, source_col; /* the table's columns, -1: none */
 	uint64_t self_total, cuda_total;
 };
 
@@ -240,22 +296,31 @@ static void print_line(const struct layout *l, const char *const *fields, FILE *
 			continue;
 		fprintf(out, "%*s  ", COL_WIDTH, fields[n++]);
 	}
+	if (l->shapes)
+		fprintf(out, "%*s  ", l->shapes_w, fields[n++]);
 	if (l->source)
 		fprintf(out, "%-*s  ", l->src_w, fields[n]);
 	fputc('\n', out);
 }
 
+static void print_dashes(int w, FILE *out)
+{
+	for (int i = 0; i < w; i++)
+		fputc('-', out);
+	fputs("  ", out);
+}
+
 static void print_rule(const struct layout *l, FILE *out)
 {
-	int ncols = 1 + (C_CALLS - C_SELF_PCT + 1) - (l->cuda ? 0 : 4);
+	int ncols = (C_CALLS - C_SELF_PCT + 1) - (l->cuda ? 0 : 4);
 
-	for (int c = 0; c < ncols + l->source; c++) {
-		int w = !c ? l->name_w : c == ncols ? l->src_w : COL_WIDTH;
-
-		for (int i = 0; i < w; i++)
-			fputc('-', out);
-		fputs("  ", out);
-	}
+	print_dashes(l->name_w, out);
+	for (int c = 0; c < ncols; c++)
+		print_dashes(COL_WIDTH, out);
+	if (l->shapes)
+		print_dashes(l->shapes_w, out);
+	if (l->source)
+		print_dashes(l->src_w, out);
 	fputc('\n', out);
 }
 
@@ -277,8 +342,9 @@ static const char *trim_entry(const char *s, size_t len, int width, char *buf, s
 static void print_row(const struct layout *l, const struct table_cell *row, FILE *out)
 {
 	char v[NCOLS][64], name[NAME_MAX_WIDTH + 1], src[SRC_MAX_WIDTH + 8];
+	char shapes[SHAPES_MAX_WIDTH + 1];
 	const char *fields[NCOLS] = {0};
-	const char *stack = l->source ? row[C_SOURCE].s : NULL, *nl;
+	const char *stack = l->source ? row[l->source_col].s : NULL, *nl;
 	size_t n = 0, name_len = strlen(row[C_NAME].s);
 
 	/* torch cuts names at its maximum width, whatever the column's */
@@ -299,6 +365,11 @@ static void print_row(const struct layout *l, const struct table_cell *row, FILE
 	for (int c = C_SELF_PCT; c <= C_CALLS; c++)
 		if (l->cuda || c < C_SELF_CUDA || c > C_CUDA_AVG)
 			fields[n++] = v[c];
+	if (l->shapes) {
+		/* torch cuts them at the column's width, unmarked */
+		snprintf(shapes, sizeof(shapes), "%.*s", l->shapes_w, row[l->shapes_col].s);
+		fields[n++] = shapes;
+	}
 	if (!stack) {
 		print_line(l, fields, out);
 		return;
@@ -315,6 +386,30 @@ static void print_row(const struct layout *l, const struct table_cell *row, FILE
 	}
 	fields[n] = "";
 	print_line(l, fields, out);
+}
+
+/* Input shapes as torch prints them, "[]" for none. */
+static const char *call_shapes(const struct op_model *om, const struct op_call *c)
+{
+	const char *s = op_model_shapes(om, c);
+
+	return s && s[0] ? s : "[]";
+}
+
+/* torch shows Input Shapes when some call has shapes, in a column as wide as the longest
+ * (whether --limit shows it or not), +4, up to its maximum. */
+static void measure_shapes(const struct op_model *om, struct layout *l)
+{
+	size_t longest = 0;
+
+	for (size_t i = 0; i < om->ncalls; i++) {
+		const char *s = call_shapes(om, &om->calls[i]);
+		size_t n = strlen(s);
+
+		l->shapes |= strcmp(s, "[]") != 0;
+		longest = n > longest ? n : longest;
+	}
+	l->shapes_w = (int)(longest + 4 < SHAPES_MAX_WIDTH ? longest + 4 : SHAPES_MAX_WIDTH);
 }
 
 /* The name column fits the longest operator name called (whether --limit shows it or not,
@@ -336,9 +431,11 @@ static void measure(const struct trace_model *m, const struct table *t, struct l
 		longest = n > longest ? n : longest;
 	}
 	l->name_w = (int)(longest + 4 < NAME_MAX_WIDTH ? longest + 4 : NAME_MAX_WIDTH);
+	if (l->shapes_col >= 0)
+		measure_shapes(om, l);
 	longest = 0;
 	for (size_t i = 0; l->source && i < t->nrows; i++) {
-		const char *s = t->cells[i * t->ncols + C_SOURCE].s;
+		const char *s = t->cells[i * t->ncols + (size_t)l->source_col].s;
 
 		while (s && *s) {
 			size_t n = strcspn(s, "\n");
@@ -350,21 +447,35 @@ static void measure(const struct trace_model *m, const struct table *t, struct l
 	l->src_w = (int)(longest + 4 < SRC_MAX_WIDTH ? longest + 4 : SRC_MAX_WIDTH);
 }
 
+static int column(const struct table *t, const char *json_key)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!strcmp(t->cols[c].json_key, json_key))
+			return (int)c;
+	return -1;
+}
+
 static void print_text(const struct trace_model *m, const struct table *t, FILE *out)
 {
 	const char *fields[NCOLS];
-	struct layout l = {.source = t->ncols > C_SOURCE};
+	struct layout l = {.shapes_col = column(t, cols[C_SHAPES].json_key),
+			   .source_col = column(t, cols[C_SOURCE].json_key)};
 	char total[64];
 	size_t n = 0;
 
 	if (!t->nrows)
 		return; /* torch prints nothing for no events */
+	l.source = l.source_col >= 0;
 	totals(&m->ops, &l.self_total, &l.cuda_total);
 	l.cuda = l.cuda_total > 0;
 	measure(m, t, &l);
-	for (int c = 0; c < NCOLS; c++)
-		if ((l.cuda || c < C_SELF_CUDA || c > C_CUDA_AVG) && (l.source || c != C_SOURCE))
+	for (int c = 0; c <= C_CALLS; c++)
+		if (l.cuda || c < C_SELF_CUDA || c > C_CUDA_AVG)
 			fields[n++] = cols[c].title;
+	if (l.shapes)
+		fields[n++] = cols[C_SHAPES].title;
+	if (l.source)
+		fields[n++] = cols[C_SOURCE].title;
 	print_rule(&l, out);
 	print_line(&l, fields, out);
 	print_rule(&l, out);
@@ -381,8 +492,8 @@ static void print_text(const struct trace_model *m, const struct table *t, FILE 
 
 const struct report_def report_ops = {
     .name = "ops",
-    .summary = "PyTorch operators (at::_ops::<op>::call probes), as torch.profiler's "
-	       "key_averages().table()",
+    .summary = "PyTorch operators (at::_ops::<op>::call probes, or every RecordFunction from "
+	       "the in-process observer), as torch.profiler's key_averages().table()",
     .cols = cols,
     .ncols = NCOLS,
     .default_sort = "cpu_total_ns",
