@@ -69,6 +69,9 @@ record_p() { # "OPTIONS" CMD...
 	# ACTIVE at the attach, FLUSHED at the stop; every name as often as torch.profiler
 	jq -e '.statuses == [1, 5] and .unpaired == 0 and .open == 0' "$WORK/r.json"
 	jq -s -e '.[0].starts == .[1] and .[0].ends == .[0].starts' "$WORK/r.json" "$WORK/torch.json"
+	# the ops report says how, per process
+	run -0 "$GPUSPY" report "$WORK/t.gpuspy" --report ops --limit 1
+	[[ "$output" == *"  pid $TARGET_PID: in-process observer (dlopen in thread "* ]]
 }
 
 @test "--record-shapes: each operator's input shapes are torch.profiler's record_shapes=True ones" {
@@ -160,6 +163,8 @@ go.readline()' "$WORK/libtorch_cpu.so.2.1" "$WORK/go"
 		"$WORK/r.json"
 	grep -q "PyTorch observer not used: the PyTorch observer did not start: libtorch_cpu.so.2.1" \
 		"$WORK/gpuspy.err"
+	run -0 "$GPUSPY" report "$WORK/t.gpuspy" --report ops
+	[[ "$output" == *"  pid $TARGET_PID: the PyTorch observer did not start: libtorch_cpu.so.2.1 ("*"); operators traced by uprobes instead"* ]]
 	# the process went on, untouched by the refusal
 	grep -q DONE "$WORK/out"
 }

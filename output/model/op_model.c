@@ -9,10 +9,11 @@
 _Static_assert(sizeof(struct op_call) == 64, "struct op_call is 64 bytes");
 _Static_assert(sizeof(struct op_torch) == 24, "struct op_torch is 24 bytes");
 
-bool op_model_takes(uint16_t type)
+bool op_model_takes(const struct gs_hdr *h)
 {
-	return type == GS_REC_OP_CALL || type == GS_REC_OP_NAME || type == GS_REC_TORCH_OP ||
-	       type == GS_REC_TORCH_NAME;
+	return h->type == GS_REC_OP_CALL || h->type == GS_REC_OP_NAME ||
+	       h->type == GS_REC_TORCH_OP || h->type == GS_REC_TORCH_NAME ||
+	       (h->type == GS_REC_BRIDGE_LOAD && (h->flags & GS_BRIDGE_LOAD_TORCH));
 }
 
 /* A later record for the same index renames it, as the array this replaced did. */
@@ -91,6 +92,19 @@ static int on_range(struct op_model *om, const struct op_torch_range *r)
 	return 0;
 }
 
+/* How the observer came to be in the process, or why not (the last record says). */
+static int on_load(struct op_model *om, const struct gs_bridge_load *l)
+{
+	struct op_pid_calls *p = pid_calls(om, l->hdr.pid);
+
+	if (!p)
+		return -1;
+	free(p->load_message);
+	p->load_outcome = l->outcome;
+	p->load_message = strdup(l->message); /* NUL-terminated: trace_format.c checked */
+	return p->load_message ? 0 : -1;
+}
+
 int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls)
 {
 	struct op_torch_range range;
@@ -99,6 +113,8 @@ int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_c
 
 	if (h->type == GS_REC_OP_NAME)
 		return on_name(om, (const void *)h);
+	if (h->type == GS_REC_BRIDGE_LOAD)
+		return on_load(om, (const void *)h);
 	if (h->type != GS_REC_OP_CALL) {
 		ret = op_torch_apply(&om->reader, &om->names, h, &range);
 		if (ret <= 0)
@@ -351,6 +367,8 @@ void op_model_free(struct op_model *om)
 	key_index_free(&om->ix_threads);
 	free(om->torch);
 	op_torch_free(&om->reader);
+	for (size_t i = 0; i < om->npids; i++)
+		free(om->pids[i].load_message);
 	free(om->pids);
 	key_index_free(&om->ix_pids);
 	memset(om, 0, sizeof(*om));

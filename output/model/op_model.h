@@ -53,7 +53,9 @@ struct op_call {
 /* Calls per process of each kind, for the rule above. */
 struct op_pid_calls {
 	uint32_t pid;
+	uint32_t load_outcome; /* the observer's GS_REC_BRIDGE_LOAD (flag TORCH), 0: none */
 	uint64_t uprobe, inprocess;
+	char *load_message; /* how it was loaded, or why not and what was used instead */
 };
 
 struct op_model {
@@ -80,8 +82,9 @@ struct op_model {
 	uint32_t unknown_name;	       /* names id of "<unknown operator>" after finish */
 };
 
-/* Whether op_model_apply() takes this record type. */
-bool op_model_takes(uint16_t type);
+/* Whether op_model_apply() takes this record: also the PyTorch observer's GS_REC_BRIDGE_LOAD
+ * (GS_BRIDGE_LOAD_TORCH), how each process's operators were recorded. */
+bool op_model_takes(const struct gs_hdr *h);
 /* Takes GS_REC_OP_CALL, GS_REC_OP_NAME, GS_REC_TORCH_OP and GS_REC_TORCH_NAME in file order;
  * 0, or -1 when out of memory. Without `keep_calls` a call is only counted. */
 int op_model_apply_only(struct op_model *om, const struct gs_hdr *h, bool keep_calls);

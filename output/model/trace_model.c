@@ -428,10 +428,10 @@ static int apply(struct trace_model *m, const struct gs_hdr *h)
 	case GS_REC_CUDA_LIB:
 		return cuda_model_apply(&m->cuda, h);
 	default:
+		if (op_model_takes(h))
+			return op_model_apply_only(&m->ops, h, m->kept & TRACE_MODEL_OP_CALLS);
 		if (gpu_model_takes(h->type))
 			return gpu_model_apply(&m->gpu, h);
-		if (op_model_takes(h->type))
-			return op_model_apply_only(&m->ops, h, m->kept & TRACE_MODEL_OP_CALLS);
 		if (h->type == GS_REC_PY_STACK && !(m->kept & TRACE_MODEL_PY_STACKS)) {
 			py_model_count_stack(&m->py, (const void *)h);
 			return 0;

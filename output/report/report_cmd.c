@@ -293,6 +293,22 @@ static void print_losses(const struct trace_model *m, FILE *out)
 	}
 }
 
+/* How each process that maps a libtorch had its operators recorded (--ops), and why. */
+static void print_ops_modes(const struct op_model *om, FILE *out)
+{
+	for (size_t i = 0; i < om->npids; i++) {
+		const struct op_pid_calls *p = &om->pids[i];
+		bool observed = p->load_outcome == GS_BRIDGE_LOAD_INJECTED ||
+				p->load_outcome == GS_BRIDGE_LOAD_PRESENT;
+
+		if (!p->load_outcome)
+			continue;
+		fprintf(out, "  pid %u: %s", p->pid, observed ? "in-process observer (" : "");
+		text_print(out, p->load_message);
+		fputs(observed ? ")\n" : "\n", out);
+	}
+}
+
 /* The calls, and how many came from the in-process observer with what it could not pair. */
 static void print_ops_header(const struct op_model *om, FILE *out)
 {
@@ -316,6 +332,7 @@ static void print_ops_header(const struct op_model *om, FILE *out)
 		if (notes[i].n)
 			fprintf(out, "; %s: %llu", notes[i].what, (unsigned long long)notes[i].n);
 	fputs(inprocess ? ")\n" : "\n", out);
+	print_ops_modes(om, out);
 }
 
 static void print_header(const struct trace_model *m, FILE *out)
@@ -338,7 +355,7 @@ static void print_header(const struct trace_model *m, FILE *out)
 				    : "none (the recording did not reach a checkpoint)");
 	print_cuda_header(&m->cuda, out);
 	print_gpu_header(&m->gpu, out);
-	if (m->ops.calls_seen)
+	if (m->ops.calls_seen || m->ops.npids)
 		print_ops_header(&m->ops, out);
 	print_losses(m, out);
 }

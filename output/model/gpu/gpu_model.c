@@ -267,11 +267,8 @@ static int on_device(struct gpu_model *g, const struct gs_gpu_device *d)
 /* How the bridge came to be in the process (gpuspy loaded it on attach), or why not. */
 static int on_load(struct gpu_model *g, const struct gs_bridge_load *l)
 {
-	struct gpu_proc *p;
+	struct gpu_proc *p = get_proc(g, l->hdr.pid); /* the observer's are op_model.h's */
 
-	if (l->hdr.flags & GS_BRIDGE_LOAD_TORCH)
-		return 0; /* the operator observer's: op_model.h */
-	p = get_proc(g, l->hdr.pid);
 	if (!p)
 		return -1;
 	p->load_outcome = l->outcome;
