@@ -89,8 +89,21 @@ record_p() { # "OPTIONS" CMD...
 	jq -e '.shapes["aten::conv2d"] | length == 1' "$WORK/r.json"
 }
 
-@test "launched (auto): the observer is loaded once 'import torch' is done" {
-	run -0 "$GPUSPY" record --ops auto -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
+@test "launched (auto): uprobes from the first operator, and the trace says why" {
+	run -0 "$GPUSPY" record -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
+	echo "$output" | grep -Eq "probing [0-9]+ PyTorch operators in .*libtorch_cpu"
+	[[ "$output" != *"observer"* && "$output" != *"warning"* ]]
+	local pid
+	pid=$(sed -n "s/.*recording '.*' (pid \([0-9]*\)).*/\1/p" <<< "$output")
+	run -0 "$GPUSPY" report "$WORK/t.gpuspy" --report ops --format json
+	# the warm-up iterations too: probed while ld.so held the process
+	jq -e 'map(select(.name == "aten::conv2d")) | .[0].calls == 7' <<< "$output"
+	run -0 "$GPUSPY" report "$WORK/t.gpuspy" --report ops --limit 1
+	[[ "$output" == *"  pid $pid: libtorch loaded after the attach: the observer could only be loaded once the import is done, after the first operators (--ops inprocess does that); operators traced by uprobes instead"* ]]
+}
+
+@test "launched (--ops inprocess): the observer is loaded once 'import torch' is done" {
+	run -0 "$GPUSPY" record --ops inprocess -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 5
 	[[ "$output" == *"DONE 5"* ]]
 	[[ "$output" == *"PyTorch operators recorded in-process"* ]]
 	local pid

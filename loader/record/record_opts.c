@@ -153,7 +153,7 @@ static void set_defaults(struct record_opts *o)
 	o->cupti = true;
 	o->python = true;
 	o->ops = true;
-	o->ops_mode = OPS_UPROBES; /* until the reports read the observer's records */
+	o->ops_mode = OPS_AUTO;
 	o->inject = true;
 	o->sample_hz = 99;
 	o->osrt_threshold_ns = 1000;

@@ -78,8 +78,9 @@ static int turn_on(struct recorder *r, pid_t pid, bool started)
 	return err ?: set_state(r, pid, TORCH_INPROCESS);
 }
 
-/* The observer cannot be used in `pid` (`res` says why): recorded, then uprobes in auto mode. */
-static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result *res)
+/* The observer cannot be used in `pid` (`res` says why): recorded, then uprobes in auto mode.
+ * `expected`: nothing went wrong (auto chose uprobes), so nothing is said on stderr. */
+static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result *res, bool expected)
 {
 	bool uprobes = r->opts.ops_mode == OPS_AUTO;
 	size_t len = strlen(res->message);
@@ -88,7 +89,7 @@ static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result 
 	snprintf(res->message + len, sizeof(res->message) - len, "%s",
 		 uprobes ? "; operators traced by uprobes instead"
 			 : "; --ops inprocess: no operators recorded");
-	if (!r->opts.quiet && res->err != -ESRCH)
+	if (!r->opts.quiet && !expected && res->err != -ESRCH)
 		gs_warn("pid %d: PyTorch observer not used: %s", pid, res->message);
 	err = write_torch_load(r, pid, res);
 	err = err ?: set_state(r, pid, uprobes ? TORCH_UPROBES : TORCH_NONE);
@@ -98,12 +99,12 @@ static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result 
 	return err < 0 ? err : 0;
 }
 
-static int refuse(struct recorder *r, pid_t pid, int err, const char *fmt, const char *arg)
+static int refuse(struct recorder *r, pid_t pid, int err, const char *why)
 {
 	struct bridge_inject_result res = {.outcome = GS_BRIDGE_LOAD_SKIPPED, .err = err};
 
-	snprintf(res.message, sizeof(res.message), fmt, arg);
-	return fall_back(r, pid, &res);
+	snprintf(res.message, sizeof(res.message), "%s", why);
+	return fall_back(r, pid, &res, !err);
 }
 
 /* Why gpuspy may not load the observer at all, or NULL. */
@@ -161,14 +162,23 @@ static int decide(struct recorder *r, pid_t pid, bool held)
 	if (err == -ENOENT) /* no libtorch: other operator libraries, by uprobes */
 		return r->opts.ops_mode == OPS_AUTO ? op_probes_scan(r->ops, pid) : 0;
 	if (err == -ENOTSUP)
-		return refuse(r, pid, err, "%s", why);
+		return refuse(r, pid, err, why);
 	if (err)
 		return 0; /* the process is gone */
 	reason = cannot_load(r, observer, sizeof(observer));
 	if (reason)
-		return refuse(r, pid, -EPERM, "%s", reason);
+		return refuse(r, pid, -EPERM, reason);
+	/* a launched command, or a target that imports torch later: uprobes are attached
+	 * while ld.so holds it, before its first operator; the observer could only be loaded
+	 * once the import is done, with the first operators (and the Python stack of each)
+	 * missed: auto keeps the whole run, --ops inprocess the lower cost */
+	if (held && r->opts.ops_mode == OPS_AUTO)
+		return refuse(
+		    r, pid, 0,
+		    "libtorch loaded after the attach: the observer could only be loaded once the "
+		    "import is done, after the first operators (--ops inprocess does that)");
 	if (held && !r->late)
-		return refuse(r, pid, -ENOTSUP, "%s", "no loader thread");
+		return refuse(r, pid, -ENOTSUP, "no loader thread");
 	return queue_load(r, pid, held);
 }
 
@@ -212,7 +222,7 @@ int recorder_finish_torch_load(struct recorder *r, pid_t pid,
 		snprintf(copy.message, sizeof(copy.message),
 			 "loaded, but its records probe could not be attached: %s", strerror(-err));
 	}
-	return fall_back(r, pid, &copy);
+	return fall_back(r, pid, &copy, false);
 }
 
 /* Whether every observer loaded at the attach said it is on. */
