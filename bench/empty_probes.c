@@ -7,6 +7,9 @@
  * in every process (pid -1): the CUDA API floor empty_probes [-v] --ops LIB [...]   a uprobe
  * session program (entry and return) on every at::_ops::<op>::call the libraries define, found as
  *                                       gpuspy finds them: the PyTorch operator floor
+ *   empty_probes [-v] --launch LIB [...] one entry uprobe, no return, on each driver launch
+ *                                       function (cuLaunchKernel*, cuGraphLaunch*) the libraries
+ *                                       define: the live views' launch floor
  *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
  * With --timer (any mode) the programs time each call, as little as that can be done: a clock
@@ -61,9 +64,18 @@ static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool tim
 				    skel->progs.empty_sys_exit, skel->progs.empty_sched_switch};
 }
 
+static bool launch_only; /* --launch */
+
+/* The driver's launch functions: what gpuspy's live views probe, entry only, on a launch. */
+static bool is_driver_launch(const char *sym)
+{
+	return !strncmp(sym, "cuLaunchKernel", 14) || !strncmp(sym, "cuGraphLaunch", 13);
+}
+
 /* Entry and return probes on every listed function `path` defines: one uprobe_multi link
  * each, attached the way gpuspy attaches its own (loader/session/uprobe_multi.c), so the floor pays
- * the same kernel path. The link fds go to fds[]; the probe count to *nprobes. */
+ * the same kernel path (--launch: entry probes on the driver's launch functions only). The link
+ * fds go to fds[]; the probe count to *nprobes. */
 static int attach_library(const struct floor_progs *progs, const char *path, int *fds, size_t *nfds,
 			  size_t *nprobes)
 {
@@ -76,14 +88,14 @@ static int attach_library(const struct floor_progs *progs, const char *path, int
 		return found;
 	}
 	for (size_t k = 0; k < NSYMS; k++) {
-		if (offsets[k])
+		if (offsets[k] && (!launch_only || is_driver_launch(probe_syms[k])))
 			addrs[n++] = offsets[k];
 		else if (verbose)
 			error("skipped %s: not in %s", probe_syms[k], path);
 	}
 	if (!n)
 		return 0;
-	for (int r = 0; r < 2; r++) {
+	for (int r = 0; r < (launch_only ? 1 : 2); r++) {
 		int prog = bpf_program__fd(r ? progs->ret : progs->entry);
 		int fd = uprobe_multi_attach(prog, path, addrs, cookies, n, r == 1);
 
@@ -94,7 +106,7 @@ static int attach_library(const struct floor_progs *progs, const char *path, int
 		}
 		fds[(*nfds)++] = fd;
 	}
-	*nprobes += 2 * (size_t)n;
+	*nprobes += (launch_only ? 1 : 2) * (size_t)n;
 	return 0;
 }
 
@@ -160,7 +172,8 @@ static bool seen_before(char **paths, int first, int i)
 enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 
 #define USAGE                                                                                      \
-	"usage: empty_probes [-v] [--timer] [--ops] LIB [LIB...] | [-v] [--timer] --syscalls | "   \
+	"usage: empty_probes [-v] [--timer] [--ops|--launch] LIB [LIB...] | [-v] [--timer] "       \
+	"--syscalls | "                                                                            \
 	"[-v] [--timer] --sched"
 
 /* Only the mode's programs of this run are loaded: the others would need their attach types
@@ -219,9 +232,13 @@ static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struc
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"ops", no_argument, NULL, 'o'},   {"syscalls", no_argument, NULL, 's'},
-	    {"sched", no_argument, NULL, 'S'}, {"verbose", no_argument, NULL, 'v'},
-	    {"timer", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
+	    {"ops", no_argument, NULL, 'o'},
+	    {"syscalls", no_argument, NULL, 's'},
+	    {"sched", no_argument, NULL, 'S'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"timer", no_argument, NULL, 't'},
+	    {"launch", no_argument, NULL, 'l'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct floor_progs progs;
@@ -250,6 +267,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			timer = true;
+			break;
+		case 'l':
+			launch_only = true;
 			break;
 		default:
 			error(USAGE);

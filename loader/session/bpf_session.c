@@ -158,6 +158,8 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 					      GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_return_naming,
 					      GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_launch_count,
+					      GS_BPF_TRACE_UPROBE_MULTI);
 	err = share_common_maps(s->cuda->obj, s->osrt->obj);
 	if (err)
 		return err;
