@@ -123,6 +123,38 @@ wait_for_value() { # PROMQL VALUE
 	metrics | promtool check metrics
 }
 
+@test "serve, live probe set: an uprobe-only process's launches, API calls, errors and bytes are its own counts" {
+	mkfifo "$WORK/a.ctl"
+	exec 5<>"$WORK/a.ctl"
+	start_serve --interval 300ms --no-inject
+	env LD_LIBRARY_PATH="$FC" "$TGT/cuda_loop" "$WORK/a.ready" < "$WORK/a.ctl" > "$WORK/a.out" 2>&1 3>&- &
+	A=$!
+	PIDS+=("$A")
+	wait_for_file "$WORK/a.ready"
+	echo "go 30" >&5
+	echo "more 20" >&5
+	wait_for_line "$WORK/a.out" "MORE done"
+	wait_collections 2
+	metrics > "$WORK/m"
+	# the program's own lines, its set-up included (serve watched it start): a line per call
+	read -r calls errors launches htod memset < <(awk '
+		/^(LAUNCH|LAUNCH_FAILED|MEMCPY|MEMCPY_FAILED|MEMSET|MEMSET_FAILED|ALLOC|FREE|SYNC) / { calls++ }
+		/^[A-Z_]*_FAILED / || / ok=0$/ { errors++ }
+		/^LAUNCH / { launches++ }
+		/^MEMCPY kind=HtoD / { split($3, b, "="); htod += b[2] }
+		/^MEMSET / { split($2, b, "="); memset += b[2] }
+		END { print calls + 0, errors + 0, launches + 0, htod + 0, memset + 0 }' "$WORK/a.out")
+	echo "own: calls=$calls errors=$errors launches=$launches htod=$htod memset=$memset"
+	grep "pid=\"$A\"" "$WORK/m" | grep cuda_
+	[ "$launches" -eq 31 ] && [ "$errors" -eq 20 ] # set-up's launch, the batch's, the failed frees
+	s="[{]pid=\"$A\",[^}]*"
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_launches_total$s[}]")" = "$launches" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_api_calls_total$s[}]")" = "$calls" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_api_errors_total$s[}]")" = "$errors" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_copy_bytes_total$s,direction=\"htod\"[}]")" = "$htod" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_memset_bytes_total$s[}]")" = "$memset" ]
+}
+
 @test "serve: an exited process's series stay for the grace period, then go; its container keeps the counts" {
 	cg_setup
 	cg_make "$CG_DOCKER"
