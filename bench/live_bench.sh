@@ -6,6 +6,10 @@
 # CPU use meanwhile and on the idle host. top runs as scripts use it (--format json each
 # second, to /dev/null). The floors (lib.sh's floor_start):
 #   syscalls  empty tp_btf programs on sys_enter/sys_exit
+#   timer     (syscalls) the same hooks doing the least an exact per-call timer must: a clock
+#             read at both ends, the start in task storage, a per-thread total
+#             (empty_probes --timer): where its ratio passes 1.5, no exact per-syscall
+#             durations can meet the goal on this machine
 #   launches  one empty entry uprobe on the driver's launch functions (empty_probes --launch):
 #             the least any uprobe tracer counting launches pays
 # The ratio in brackets is the view's added cost over the floor's (goal: ≤ 1.5). Each figure is
@@ -78,7 +82,7 @@ cpu_pct() {
 added_ratio() { awk -v v="$1" -v f="$2" -v b="$3" 'BEGIN { printf "%.2f", (v - b) / (f - b) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-b_sys= b_lau= f_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
+b_sys= b_lau= f_sys= t_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
 serve_idle= top_idle= serve_sys_cpu= serve_lau_cpu= top_sys_cpu= top_lau_cpu=
 for round in $(seq "$rounds"); do
 	echo "$bench_name: round $round of $rounds" >&2
@@ -86,6 +90,9 @@ for round in $(seq "$rounds"); do
 	b_lau=$(min "$(launches)" "$b_lau")
 	floor_start --syscalls
 	f_sys=$(min "$(syscalls)" "$f_sys")
+	floor_stop
+	floor_start --timer --syscalls
+	t_sys=$(min "$(syscalls)" "$t_sys")
 	floor_stop
 	floor_start --launch "$fc/libcuda.so.1"
 	f_lau=$(min "$(launches)" "$f_lau")
@@ -121,6 +128,7 @@ echo "| | idle host: view CPU | syscall-heavy: ns/syscall (× untraced, × floor
 echo "|---|---:|---:|---:|---:|---:|"
 echo "| untraced | | $b_sys | | $b_lau | |"
 echo "| floor | | $f_sys ($(ratio "$f_sys" "$b_sys")×, 1×) | | $f_lau ($(ratio "$f_lau" "$b_lau")×, 1×) | |"
+echo "| timer floor | | $t_sys ($(ratio "$t_sys" "$b_sys")×, $(added_ratio "$t_sys" "$f_sys" "$b_sys")×) | | | |"
 for view in serve top; do
 	eval "sys=\$${view}_sys lau=\$${view}_lau idle=\$${view}_idle sc=\$${view}_sys_cpu lc=\$${view}_lau_cpu"
 	printf '| %s | %s%% | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \

@@ -88,7 +88,7 @@ static int live_recorder_init(struct recorder *r, struct live_opts *o, struct li
 	ro->trace_all = !o->npids;
 	ro->follow = true;
 	ro->cuda = true;
-	ro->cuda_live = true; /* the fewest traps per hot call (cuda_probes.c) */
+	ro->live = true; /* what the views show, and no more: the fewest traps per hot call */
 	ro->cupti = o->cupti;
 	ro->inject = o->inject;
 	/* counts and totals need no spans, which cost a ring-buffer record each: statistics are

@@ -453,7 +453,7 @@ static int start_session(struct recorder *r)
 		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
 	if (o->cuda) {
 		err = cuda_probes_new(bpf_session_cuda(r->session), r->writer, o->quiet, &r->cuda);
-		if (!err && o->cuda_live)
+		if (!err && o->live)
 			cuda_probes_set_live(r->cuda);
 		r->cuda_names = cuda_names_new();
 		if (err || !r->cuda_names) {

@@ -18,7 +18,7 @@ struct record_opts {
 	bool follow;
 	bool cuda;	      /* probe CUDA libraries (--no-cuda turns it off) */
 	bool cupti;	      /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
-	bool cuda_live;	      /* the live views' CUDA probe set (cuda_probes_set_live) */
+	bool live;	      /* top, serve: their CUDA probe set (live_cmd.c) */
 	bool python;	      /* Python stacks and CPU samples (--no-python turns them off) */
 	bool ops;	      /* PyTorch operator calls (--no-ops turns them off) */
 	bool inject;	      /* load the bridge into running CUDA processes (--no-inject) */
