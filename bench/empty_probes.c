@@ -12,6 +12,8 @@
  *                                       define: the live views' launch floor
  *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
+ * With --count --syscalls, sys_enter alone counts each call per (process, thread, syscall) in a
+ * hash map, and nothing is attached to sys_exit: exact counts without durations.
  * With --timer (any mode) the programs time each call, as little as that can be done: a clock
  * read at both ends, the start kept in the thread's task storage, a per-thread total. What a
  * tracer of exact per-call durations pays at the least.
@@ -52,8 +54,10 @@ struct floor_progs {
 	struct bpf_program *entry, *ret, *session, *sys_enter, *sys_exit, *sched_switch;
 };
 
-static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer)
+static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer, bool count)
 {
+	if (count)
+		return (struct floor_progs){.sys_enter = skel->progs.count_sys_enter};
 	if (timer)
 		return (struct floor_progs){
 		    skel->progs.timer_entry,	skel->progs.timer_return,
@@ -173,7 +177,7 @@ enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 
 #define USAGE                                                                                      \
 	"usage: empty_probes [-v] [--timer] [--ops|--launch] LIB [LIB...] | [-v] [--timer] "       \
-	"--syscalls | "                                                                            \
+	"[--count] --syscalls | "                                                                  \
 	"[-v] [--timer] --sched"
 
 /* Only the mode's programs of this run are loaded: the others would need their attach types
@@ -195,7 +199,10 @@ static void select_programs(struct empty_probes_bpf *skel, const struct floor_pr
 	     prog = bpf_object__next_program(skel->obj, prog))
 		bpf_program__set_autoload(prog, false);
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-		bpf_program__set_autoload(wanted[i].prog, wanted[i].on);
+		if (wanted[i].prog) /* --count has no programs but sys_enter's */
+			bpf_program__set_autoload(wanted[i].prog, wanted[i].on);
+	if (!p->entry)
+		return;
 	bpf_program__set_expected_attach_type(p->entry, GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->ret, GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->session, GS_BPF_TRACE_UPROBE_SESSION);
@@ -215,7 +222,11 @@ static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struc
 		progs[n++] = p->sched_switch;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct bpf_link *link = bpf_program__attach(progs[i]);
+		struct bpf_link *link;
+
+		if (!progs[i]) /* --count: no sys_exit program */
+			continue;
+		link = bpf_program__attach(progs[i]);
 
 		if (!link) {
 			int err = -errno;
@@ -232,13 +243,10 @@ static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struc
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"ops", no_argument, NULL, 'o'},
-	    {"syscalls", no_argument, NULL, 's'},
-	    {"sched", no_argument, NULL, 'S'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"timer", no_argument, NULL, 't'},
-	    {"launch", no_argument, NULL, 'l'},
-	    {NULL, 0, NULL, 0},
+	    {"ops", no_argument, NULL, 'o'},   {"syscalls", no_argument, NULL, 's'},
+	    {"sched", no_argument, NULL, 'S'}, {"verbose", no_argument, NULL, 'v'},
+	    {"timer", no_argument, NULL, 't'}, {"launch", no_argument, NULL, 'l'},
+	    {"count", no_argument, NULL, 'c'}, {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct floor_progs progs;
@@ -249,7 +257,7 @@ int main(int argc, char **argv)
 	size_t nfds = 0, nlinks = 0, nprobes = 0, i;
 	enum mode mode = MODE_CUDA;
 	int opt, lib, err = 0;
-	bool tracepoints, timer = false;
+	bool tracepoints, timer = false, count = false;
 
 	while ((opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -271,13 +279,16 @@ int main(int argc, char **argv)
 		case 'l':
 			launch_only = true;
 			break;
+		case 'c':
+			count = true;
+			break;
 		default:
 			error(USAGE);
 			return 1;
 		}
 	}
 	tracepoints = mode == MODE_SYSCALLS || mode == MODE_SCHED;
-	if (tracepoints != (optind >= argc)) {
+	if (tracepoints != (optind >= argc) || (count && (mode != MODE_SYSCALLS || timer))) {
 		error(USAGE);
 		return 1;
 	}
@@ -303,7 +314,7 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	progs = floor_programs(skel, timer);
+	progs = floor_programs(skel, timer, count);
 	select_programs(skel, &progs, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {

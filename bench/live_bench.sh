@@ -10,6 +10,9 @@
 #             read at both ends, the start in task storage, a per-thread total
 #             (empty_probes --timer): where its ratio passes 1.5, no exact per-syscall
 #             durations can meet the goal on this machine
+#   count     (syscalls, not a floor) empty_probes --count: sys_enter alone counting each call per
+#             (process, thread, syscall) in a hash map, nothing on sys_exit: what exact counts
+#             without any durations would cost
 #   launches  one empty entry uprobe on the driver's launch functions (empty_probes --launch):
 #             the least any uprobe tracer counting launches pays
 # The ratio in brackets is the view's added cost over the floor's (goal: ≤ 1.5). Each figure is
@@ -82,8 +85,9 @@ cpu_pct() {
 added_ratio() { awk -v v="$1" -v f="$2" -v b="$3" 'BEGIN { printf "%.2f", (v - b) / (f - b) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-b_sys= b_lau= f_sys= t_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
+b_sys= b_lau= f_sys= t_sys= c_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
 serve_idle= top_idle= serve_sys_cpu= serve_lau_cpu= top_sys_cpu= top_lau_cpu=
+views="serve top"
 for round in $(seq "$rounds"); do
 	echo "$bench_name: round $round of $rounds" >&2
 	b_sys=$(min "$(syscalls)" "$b_sys")
@@ -94,10 +98,13 @@ for round in $(seq "$rounds"); do
 	floor_start --timer --syscalls
 	t_sys=$(min "$(syscalls)" "$t_sys")
 	floor_stop
+	floor_start --count --syscalls
+	c_sys=$(min "$(syscalls)" "$c_sys")
+	floor_stop
 	floor_start --launch "$fc/libcuda.so.1"
 	f_lau=$(min "$(launches)" "$f_lau")
 	floor_stop
-	for view in serve top; do
+	for view in $views; do
 		view_start "$view"
 		if [ "$round" = 1 ]; then
 			t0=$(cpu_ticks "$view_pid")
@@ -129,7 +136,8 @@ echo "|---|---:|---:|---:|---:|---:|"
 echo "| untraced | | $b_sys | | $b_lau | |"
 echo "| floor | | $f_sys ($(ratio "$f_sys" "$b_sys")×, 1×) | | $f_lau ($(ratio "$f_lau" "$b_lau")×, 1×) | |"
 echo "| timer floor | | $t_sys ($(ratio "$t_sys" "$b_sys")×, $(added_ratio "$t_sys" "$f_sys" "$b_sys")×) | | | |"
-for view in serve top; do
+echo "| count-only prototype | | $c_sys ($(ratio "$c_sys" "$b_sys")×, $(added_ratio "$c_sys" "$f_sys" "$b_sys")×) | | | |"
+for view in $views; do
 	eval "sys=\$${view}_sys lau=\$${view}_lau idle=\$${view}_idle sc=\$${view}_sys_cpu lc=\$${view}_lau_cpu"
 	printf '| %s | %s%% | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \
 		"$sys" "$(ratio "$sys" "$b_sys")" "$(added_ratio "$sys" "$f_sys" "$b_sys")" "$sc" \

@@ -155,6 +155,30 @@ wait_for_value() { # PROMQL VALUE
 	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_memset_bytes_total$s[}]")" = "$memset" ]
 }
 
+# The syscalls of class CLASS that serve counted for PID in FILE.
+syscalls_of() { # FILE PID CLASS
+	value_of "$1" "gpuspy_process_syscalls_total[{]pid=\"$2\",[^}]*,class=\"$3\"[}]"
+}
+
+@test "serve counts syscalls exactly: two runs of one program differ by the calls it was told to make" {
+	local sb=$BUILD/bench/syscall_bench p1 p2
+	[ -x "$sb" ] || skip "build/bench/syscall_bench is not built (make bench)"
+	# series for every process: on a busy host these short ones could count as "other"
+	start_serve --interval 300ms --no-inject --max-series 100000
+	# the same program twice: start-up alike, then 1000 or 3000 x (getppid, read, write)
+	"$sb" 1000 > /dev/null 3>&- &
+	p1=$!
+	wait "$p1"
+	"$sb" 3000 > /dev/null 3>&- &
+	p2=$!
+	wait "$p2"
+	wait_collections 2
+	metrics > "$WORK/m"
+	echo "file $(syscalls_of "$WORK/m" "$p1" file) $(syscalls_of "$WORK/m" "$p2" file), other $(syscalls_of "$WORK/m" "$p1" other) $(syscalls_of "$WORK/m" "$p2" other)"
+	[ $(($(syscalls_of "$WORK/m" "$p2" file) - $(syscalls_of "$WORK/m" "$p1" file))) -eq 4000 ]
+	[ $(($(syscalls_of "$WORK/m" "$p2" other) - $(syscalls_of "$WORK/m" "$p1" other))) -eq 2000 ]
+}
+
 @test "serve: an exited process's series stay for the grace period, then go; its container keeps the counts" {
 	cg_setup
 	cg_make "$CG_DOCKER"
