@@ -15,6 +15,7 @@
 #             without any durations would cost
 #   launches  one empty entry uprobe on the driver's launch functions (empty_probes --launch):
 #             the least any uprobe tracer counting launches pays
+# serve counts syscalls without timing them unless --syscall-time (a row of its own).
 # The ratio in brackets is the view's added cost over the floor's (goal: ≤ 1.5). Each figure is
 # the best (lowest) of ROUNDS rounds; a round measures every configuration once, so a slow
 # phase of the (shared) machine hits all of them.
@@ -49,12 +50,14 @@ trap 'exit 130' INT TERM
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
-view_start() { # serve|top
+view_start() { # serve|serve_time|top
 	: > "$work/view.err"
-	if [ "$1" = serve ]; then
+	if [ "$1" != top ]; then
 		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		time_opt=
+		[ "$1" = serve ] || time_opt=--syscall-time
 		# shellcheck disable=SC2086
-		"$gpuspy" serve $view_opts --listen "127.0.0.1:$port" 2> "$work/view.err" &
+		"$gpuspy" serve $view_opts $time_opt --listen "127.0.0.1:$port" 2> "$work/view.err" &
 		view_pid=$!
 		wait_line "$work/view.err" "gpuspy: collecting" 60 "$view_pid"
 	else
@@ -87,7 +90,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 b_sys= b_lau= f_sys= t_sys= c_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
 serve_idle= top_idle= serve_sys_cpu= serve_lau_cpu= top_sys_cpu= top_lau_cpu=
-views="serve top"
+serve_time_sys= serve_time_lau= serve_time_idle= serve_time_sys_cpu= serve_time_lau_cpu=
+views="serve serve_time top"
+# a gpuspy from before serve had --syscall-time timed every syscall anyway
+"$gpuspy" serve --help | grep -q -- --syscall-time || views="serve top"
 for round in $(seq "$rounds"); do
 	echo "$bench_name: round $round of $rounds" >&2
 	b_sys=$(min "$(syscalls)" "$b_sys")
@@ -139,6 +145,7 @@ echo "| timer floor | | $t_sys ($(ratio "$t_sys" "$b_sys")×, $(added_ratio "$t_
 echo "| count-only prototype | | $c_sys ($(ratio "$c_sys" "$b_sys")×, $(added_ratio "$c_sys" "$f_sys" "$b_sys")×) | | | |"
 for view in $views; do
 	eval "sys=\$${view}_sys lau=\$${view}_lau idle=\$${view}_idle sc=\$${view}_sys_cpu lc=\$${view}_lau_cpu"
+	[ "$view" != serve_time ] || view="serve --syscall-time"
 	printf '| %s | %s%% | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \
 		"$sys" "$(ratio "$sys" "$b_sys")" "$(added_ratio "$sys" "$f_sys" "$b_sys")" "$sc" \
 		"$lau" "$(ratio "$lau" "$b_lau")" "$(added_ratio "$lau" "$f_lau" "$b_lau")" "$lc"

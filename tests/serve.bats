@@ -160,23 +160,34 @@ syscalls_of() { # FILE PID CLASS
 	value_of "$1" "gpuspy_process_syscalls_total[{]pid=\"$2\",[^}]*,class=\"$3\"[}]"
 }
 
-@test "serve counts syscalls exactly: two runs of one program differ by the calls it was told to make" {
-	local sb=$BUILD/bench/syscall_bench p1 p2
+@test "serve counts syscalls exactly without timing them; --syscall-time adds their time" {
+	local sb=$BUILD/bench/syscall_bench opt p1 p2
 	[ -x "$sb" ] || skip "build/bench/syscall_bench is not built (make bench)"
-	# series for every process: on a busy host these short ones could count as "other"
-	start_serve --interval 300ms --no-inject --max-series 100000
-	# the same program twice: start-up alike, then 1000 or 3000 x (getppid, read, write)
-	"$sb" 1000 > /dev/null 3>&- &
-	p1=$!
-	wait "$p1"
-	"$sb" 3000 > /dev/null 3>&- &
-	p2=$!
-	wait "$p2"
-	wait_collections 2
-	metrics > "$WORK/m"
-	echo "file $(syscalls_of "$WORK/m" "$p1" file) $(syscalls_of "$WORK/m" "$p2" file), other $(syscalls_of "$WORK/m" "$p1" other) $(syscalls_of "$WORK/m" "$p2" other)"
-	[ $(($(syscalls_of "$WORK/m" "$p2" file) - $(syscalls_of "$WORK/m" "$p1" file))) -eq 4000 ]
-	[ $(($(syscalls_of "$WORK/m" "$p2" other) - $(syscalls_of "$WORK/m" "$p1" other))) -eq 2000 ]
+	for opt in "" --syscall-time; do
+		: > "$WORK/serve.err" # start_serve must not find the last serve's line
+		# series for every process: on a busy host these short ones could count as "other"
+		start_serve --interval 300ms --no-inject --max-series 100000 $opt
+		# the same program twice: start-up alike, then 1000 or 3000 x (getppid, read, write)
+		"$sb" 1000 > /dev/null 3>&- &
+		p1=$!
+		wait "$p1"
+		"$sb" 3000 > /dev/null 3>&- &
+		p2=$!
+		wait "$p2"
+		wait_collections 2
+		metrics > "$WORK/m"
+		echo "${opt:-default}: file $(syscalls_of "$WORK/m" "$p1" file) $(syscalls_of "$WORK/m" "$p2" file), other $(syscalls_of "$WORK/m" "$p1" other) $(syscalls_of "$WORK/m" "$p2" other)"
+		[ $(($(syscalls_of "$WORK/m" "$p2" file) - $(syscalls_of "$WORK/m" "$p1" file))) -eq 4000 ]
+		[ $(($(syscalls_of "$WORK/m" "$p2" other) - $(syscalls_of "$WORK/m" "$p1" other))) -eq 2000 ]
+		if [ -z "$opt" ]; then
+			run ! grep -q syscall_seconds_total "$WORK/m"
+		else
+			grep -q "^gpuspy_process_syscall_seconds_total{pid=\"$p2\",.*class=\"file\"} [0-9.e-]*[1-9]" "$WORK/m"
+		fi
+		kill "$SERVE_PID"
+		wait "$SERVE_PID" || true
+		SERVE_PID=
+	done
 }
 
 @test "serve: an exited process's series stay for the grace period, then go; its container keeps the counts" {

@@ -89,6 +89,7 @@ static int live_recorder_init(struct recorder *r, struct live_opts *o, struct li
 	ro->follow = true;
 	ro->cuda = true;
 	ro->live = true; /* what the views show, and no more: the fewest traps per hot call */
+	ro->syscall_counts = o->syscall_counts;
 	ro->cupti = o->cupti;
 	ro->inject = o->inject;
 	/* counts and totals need no spans, which cost a ring-buffer record each: statistics are

@@ -419,6 +419,8 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 		sum_other(sm, LIVE_USER, users, lm->nusers);
 		prom_buf_reset(out);
 		for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+			if (sm->no_syscall_time && metrics[i].offset == AT(syscall_ns))
+				continue;
 			process_family(sm, lm, &metrics[i], out);
 			group_family(sm, lm->containers, lm->ncontainers, LIVE_CONTAINER,
 				     &metrics[i], out);

@@ -19,6 +19,7 @@ struct record_opts {
 	bool cuda;	      /* probe CUDA libraries (--no-cuda turns it off) */
 	bool cupti;	      /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
 	bool live;	      /* top, serve: their CUDA probe set (live_cmd.c) */
+	bool syscall_counts;  /* count syscalls, time none (serve's default) */
 	bool python;	      /* Python stacks and CPU samples (--no-python turns them off) */
 	bool ops;	      /* PyTorch operator calls (--no-ops turns them off) */
 	bool inject;	      /* load the bridge into running CUDA processes (--no-inject) */
