@@ -15,7 +15,9 @@
 #             without any durations would cost
 #   launches  one empty entry uprobe on the driver's launch functions (empty_probes --launch):
 #             the least any uprobe tracer counting launches pays
-# serve counts syscalls without timing them unless --syscall-time (a row of its own).
+# serve counts syscalls without timing them unless --syscall-time (a row of its own). The last
+# row is serve -p of another CUDA process (cuda_loop on the same libraries): what the
+# workloads pay while not traced.
 # The ratio in brackets is the view's added cost over the floor's (goal: ≤ 1.5). Each figure is
 # the best (lowest) of ROUNDS rounds; a round measures every configuration once, so a slow
 # phase of the (shared) machine hits all of them.
@@ -39,9 +41,12 @@ for f in "$gpuspy" "$sysb" "$launch" "$fc/libcudart.so.13" "$build/bench/empty_p
 	[ -e "$f" ] || bench_fail "$f missing (make all fakecuda, and the bench programs)"
 done
 view_pid=
+target_pid=
 cleanup() {
 	[ -z "$view_pid" ] || kill "$view_pid" 2> /dev/null || true
 	[ -z "$view_pid" ] || wait "$view_pid" 2> /dev/null || true
+	[ -z "$target_pid" ] || kill "$target_pid" 2> /dev/null || true
+	[ -z "$target_pid" ] || wait "$target_pid" 2> /dev/null || true
 	bench_cleanup
 }
 trap cleanup EXIT
@@ -50,12 +55,27 @@ trap 'exit 130' INT TERM
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
-view_start() { # serve|serve_time|top
+# The target of `serve -p` (the serve_p row): a CUDA process on the same simulated libraries,
+# so their probes are attached and the untraced workloads run through them, as an untraced
+# process beside a traced one on a shared host would.
+mkfifo "$work/ctl"
+LD_LIBRARY_PATH=$fc "$build/targets/cuda/cuda_loop" "$work/ready" < "$work/ctl" > /dev/null 2>&1 &
+target_pid=$!
+exec 5> "$work/ctl"
+i=0
+while [ ! -e "$work/ready" ]; do
+	i=$((i + 1))
+	[ $i -lt 6000 ] && kill -0 "$target_pid" 2> /dev/null || bench_fail "cuda_loop did not start"
+	sleep 0.01
+done
+
+view_start() { # serve|serve_time|serve_p|top
 	: > "$work/view.err"
 	if [ "$1" != top ]; then
 		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		time_opt=
-		[ "$1" = serve ] || time_opt=--syscall-time
+		[ "$1" != serve_time ] || time_opt=--syscall-time
+		[ "$1" != serve_p ] || time_opt="-p $target_pid"
 		# shellcheck disable=SC2086
 		"$gpuspy" serve $view_opts $time_opt --listen "127.0.0.1:$port" 2> "$work/view.err" &
 		view_pid=$!
@@ -91,9 +111,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 b_sys= b_lau= f_sys= t_sys= c_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
 serve_idle= top_idle= serve_sys_cpu= serve_lau_cpu= top_sys_cpu= top_lau_cpu=
 serve_time_sys= serve_time_lau= serve_time_idle= serve_time_sys_cpu= serve_time_lau_cpu=
-views="serve serve_time top"
+serve_p_sys= serve_p_lau= serve_p_idle= serve_p_sys_cpu= serve_p_lau_cpu=
+views="serve serve_time top serve_p"
 # a gpuspy from before serve had --syscall-time timed every syscall anyway
-"$gpuspy" serve --help | grep -q -- --syscall-time || views="serve top"
+"$gpuspy" serve --help | grep -q -- --syscall-time || views="serve top serve_p"
 for round in $(seq "$rounds"); do
 	echo "$bench_name: round $round of $rounds" >&2
 	b_sys=$(min "$(syscalls)" "$b_sys")
@@ -112,7 +133,7 @@ for round in $(seq "$rounds"); do
 	floor_stop
 	for view in $views; do
 		view_start "$view"
-		if [ "$round" = 1 ]; then
+		if [ "$round" = 1 ] && [ "$view" != serve_p ]; then
 			t0=$(cpu_ticks "$view_pid")
 			s0=$(now_ns)
 			sleep 10
@@ -146,7 +167,9 @@ echo "| count-only prototype | | $c_sys ($(ratio "$c_sys" "$b_sys")×, $(added_r
 for view in $views; do
 	eval "sys=\$${view}_sys lau=\$${view}_lau idle=\$${view}_idle sc=\$${view}_sys_cpu lc=\$${view}_lau_cpu"
 	[ "$view" != serve_time ] || view="serve --syscall-time"
-	printf '| %s | %s%% | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \
+	[ "$view" != serve_p ] || view="serve -p OTHER (workload untraced)"
+	[ -z "$idle" ] || idle="$idle%"
+	printf '| %s | %s | %s (%s×, %s×) | %s%% | %s (%s×, %s×) | %s%% |\n' "$view" "$idle" \
 		"$sys" "$(ratio "$sys" "$b_sys")" "$(added_ratio "$sys" "$f_sys" "$b_sys")" "$sc" \
 		"$lau" "$(ratio "$lau" "$b_lau")" "$(added_ratio "$lau" "$f_lau" "$b_lau")" "$lc"
 done
