@@ -65,7 +65,9 @@ exec 5> "$work/ctl"
 i=0
 while [ ! -e "$work/ready" ]; do
 	i=$((i + 1))
-	[ $i -lt 6000 ] && kill -0 "$target_pid" 2> /dev/null || bench_fail "cuda_loop did not start"
+	if [ $i -ge 6000 ] || ! kill -0 "$target_pid" 2> /dev/null; then
+		bench_fail "cuda_loop did not start"
+	fi
 	sleep 0.01
 done
 
@@ -108,10 +110,14 @@ cpu_pct() {
 added_ratio() { awk -v v="$1" -v f="$2" -v b="$3" 'BEGIN { printf "%.2f", (v - b) / (f - b) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-b_sys= b_lau= f_sys= t_sys= c_sys= f_lau= serve_sys= serve_lau= top_sys= top_lau=
-serve_idle= top_idle= serve_sys_cpu= serve_lau_cpu= top_sys_cpu= top_lau_cpu=
-serve_time_sys= serve_time_lau= serve_time_idle= serve_time_sys_cpu= serve_time_lau_cpu=
-serve_p_sys= serve_p_lau= serve_p_idle= serve_p_sys_cpu= serve_p_lau_cpu=
+# shellcheck disable=SC2034 # read through eval
+b_sys='' b_lau='' f_sys='' t_sys='' c_sys='' f_lau='' serve_sys='' serve_lau='' top_sys='' top_lau=''
+# shellcheck disable=SC2034 # read through eval
+serve_idle='' top_idle='' serve_sys_cpu='' serve_lau_cpu='' top_sys_cpu='' top_lau_cpu=''
+# shellcheck disable=SC2034 # read through eval
+serve_time_sys='' serve_time_lau='' serve_time_idle='' serve_time_sys_cpu='' serve_time_lau_cpu=''
+# shellcheck disable=SC2034 # read through eval
+serve_p_sys='' serve_p_lau='' serve_p_idle='' serve_p_sys_cpu='' serve_p_lau_cpu=''
 views="serve serve_time top serve_p"
 # a gpuspy from before serve had --syscall-time timed every syscall anyway
 "$gpuspy" serve --help | grep -q -- --syscall-time || views="serve top serve_p"
