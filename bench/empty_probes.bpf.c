@@ -125,6 +125,36 @@ int timer_sys_exit(void *ctx)
 	return on_return();
 }
 
+/* A count-only prototype (empty_probes --count --syscalls): sys_enter alone, no sys_exit, adding
+ * one to a per-(process, thread, syscall) count in a hash map keyed as gpuspy's statistics are.
+ * What exact syscall counts without durations would cost: the least a view that counts every
+ * syscall and times none could pay. */
+struct count_key {
+	__u32 pid, tid, nr, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct count_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(count_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), one = 1, *n;
+	struct count_key key = {.pid = pid_tgid >> 32, .tid = (__u32)pid_tgid, .nr = (__u32)id};
+
+	n = bpf_map_lookup_elem(&counts, &key);
+	if (n)
+		*n += 1; /* keys are per thread: one CPU at a time */
+	else
+		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	return 0;
+}
+
 /* context switches: gpuspy's sched hook. The timer times off-CPU intervals, from the switch
  * that takes a thread off to the one that brings it back. */
 SEC("tp_btf/sched_switch")

@@ -7,8 +7,13 @@
  * in every process (pid -1): the CUDA API floor empty_probes [-v] --ops LIB [...]   a uprobe
  * session program (entry and return) on every at::_ops::<op>::call the libraries define, found as
  *                                       gpuspy finds them: the PyTorch operator floor
+ *   empty_probes [-v] --launch LIB [...] one entry uprobe, no return, on each driver launch
+ *                                       function (cuLaunchKernel*, cuGraphLaunch*) the libraries
+ *                                       define: the live views' launch floor
  *   empty_probes [-v] --syscalls        tp_btf sys_enter and sys_exit: the syscall floor
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
+ * With --count --syscalls, sys_enter alone counts each call per (process, thread, syscall) in a
+ * hash map, and nothing is attached to sys_exit: exact counts without durations.
  * With --timer (any mode) the programs time each call, as little as that can be done: a clock
  * read at both ends, the start kept in the thread's task storage, a per-thread total. What a
  * tracer of exact per-call durations pays at the least.
@@ -49,8 +54,10 @@ struct floor_progs {
 	struct bpf_program *entry, *ret, *session, *sys_enter, *sys_exit, *sched_switch;
 };
 
-static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer)
+static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer, bool count)
 {
+	if (count)
+		return (struct floor_progs){.sys_enter = skel->progs.count_sys_enter};
 	if (timer)
 		return (struct floor_progs){
 		    skel->progs.timer_entry,	skel->progs.timer_return,
@@ -61,9 +68,18 @@ static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool tim
 				    skel->progs.empty_sys_exit, skel->progs.empty_sched_switch};
 }
 
+static bool launch_only; /* --launch */
+
+/* The driver's launch functions: what gpuspy's live views probe, entry only, on a launch. */
+static bool is_driver_launch(const char *sym)
+{
+	return !strncmp(sym, "cuLaunchKernel", 14) || !strncmp(sym, "cuGraphLaunch", 13);
+}
+
 /* Entry and return probes on every listed function `path` defines: one uprobe_multi link
  * each, attached the way gpuspy attaches its own (loader/session/uprobe_multi.c), so the floor pays
- * the same kernel path. The link fds go to fds[]; the probe count to *nprobes. */
+ * the same kernel path (--launch: entry probes on the driver's launch functions only). The link
+ * fds go to fds[]; the probe count to *nprobes. */
 static int attach_library(const struct floor_progs *progs, const char *path, int *fds, size_t *nfds,
 			  size_t *nprobes)
 {
@@ -76,14 +92,14 @@ static int attach_library(const struct floor_progs *progs, const char *path, int
 		return found;
 	}
 	for (size_t k = 0; k < NSYMS; k++) {
-		if (offsets[k])
+		if (offsets[k] && (!launch_only || is_driver_launch(probe_syms[k])))
 			addrs[n++] = offsets[k];
 		else if (verbose)
 			error("skipped %s: not in %s", probe_syms[k], path);
 	}
 	if (!n)
 		return 0;
-	for (int r = 0; r < 2; r++) {
+	for (int r = 0; r < (launch_only ? 1 : 2); r++) {
 		int prog = bpf_program__fd(r ? progs->ret : progs->entry);
 		int fd = uprobe_multi_attach(prog, path, addrs, cookies, n, r == 1);
 
@@ -94,7 +110,7 @@ static int attach_library(const struct floor_progs *progs, const char *path, int
 		}
 		fds[(*nfds)++] = fd;
 	}
-	*nprobes += 2 * (size_t)n;
+	*nprobes += (launch_only ? 1 : 2) * (size_t)n;
 	return 0;
 }
 
@@ -160,7 +176,8 @@ static bool seen_before(char **paths, int first, int i)
 enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 
 #define USAGE                                                                                      \
-	"usage: empty_probes [-v] [--timer] [--ops] LIB [LIB...] | [-v] [--timer] --syscalls | "   \
+	"usage: empty_probes [-v] [--timer] [--ops|--launch] LIB [LIB...] | [-v] [--timer] "       \
+	"[--count] --syscalls | "                                                                  \
 	"[-v] [--timer] --sched"
 
 /* Only the mode's programs of this run are loaded: the others would need their attach types
@@ -182,7 +199,10 @@ static void select_programs(struct empty_probes_bpf *skel, const struct floor_pr
 	     prog = bpf_object__next_program(skel->obj, prog))
 		bpf_program__set_autoload(prog, false);
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-		bpf_program__set_autoload(wanted[i].prog, wanted[i].on);
+		if (wanted[i].prog) /* --count has no programs but sys_enter's */
+			bpf_program__set_autoload(wanted[i].prog, wanted[i].on);
+	if (!p->entry)
+		return;
 	bpf_program__set_expected_attach_type(p->entry, GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->ret, GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(p->session, GS_BPF_TRACE_UPROBE_SESSION);
@@ -202,7 +222,11 @@ static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struc
 		progs[n++] = p->sched_switch;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct bpf_link *link = bpf_program__attach(progs[i]);
+		struct bpf_link *link;
+
+		if (!progs[i]) /* --count: no sys_exit program */
+			continue;
+		link = bpf_program__attach(progs[i]);
 
 		if (!link) {
 			int err = -errno;
@@ -221,7 +245,8 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"ops", no_argument, NULL, 'o'},   {"syscalls", no_argument, NULL, 's'},
 	    {"sched", no_argument, NULL, 'S'}, {"verbose", no_argument, NULL, 'v'},
-	    {"timer", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
+	    {"timer", no_argument, NULL, 't'}, {"launch", no_argument, NULL, 'l'},
+	    {"count", no_argument, NULL, 'c'}, {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct floor_progs progs;
@@ -232,7 +257,7 @@ int main(int argc, char **argv)
 	size_t nfds = 0, nlinks = 0, nprobes = 0, i;
 	enum mode mode = MODE_CUDA;
 	int opt, lib, err = 0;
-	bool tracepoints, timer = false;
+	bool tracepoints, timer = false, count = false;
 
 	while ((opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -251,13 +276,19 @@ int main(int argc, char **argv)
 		case 't':
 			timer = true;
 			break;
+		case 'l':
+			launch_only = true;
+			break;
+		case 'c':
+			count = true;
+			break;
 		default:
 			error(USAGE);
 			return 1;
 		}
 	}
 	tracepoints = mode == MODE_SYSCALLS || mode == MODE_SCHED;
-	if (tracepoints != (optind >= argc)) {
+	if (tracepoints != (optind >= argc) || (count && (mode != MODE_SYSCALLS || timer))) {
 		error(USAGE);
 		return 1;
 	}
@@ -283,7 +314,7 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	progs = floor_programs(skel, timer);
+	progs = floor_programs(skel, timer, count);
 	select_programs(skel, &progs, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {

@@ -10,6 +10,10 @@
  * when another probed call is still open on the thread (the driver call a runtime call
  * makes), plus a GS_REC_CUDA_NAME for the calls that bind a kernel handle to its name.
  *
+ * The live views (top, serve) attach a smaller set (loader/probes/cuda_probes.c): the
+ * driver's launch functions get only cuda_launch_count, an entry probe that counts per
+ * process in a map, and the naming calls are not probed.
+ *
  * A third program watches ld.so: when it has mapped new objects and before it runs their
  * constructors (which register kernel names), it stops a process that opened a CUDA-looking
  * file meanwhile (osrt.bpf.c notes those), so the loader can probe a newly loaded CUDA
@@ -185,6 +189,48 @@ SEC("uretprobe.s")
 int cuda_return_naming(struct pt_regs *ctx)
 {
 	return on_return(ctx, true);
+}
+
+/* Launches per process for the live views (loader/live: top, serve), which show counts and
+ * rates, never a launch's arguments or time: one entry probe on the driver's launch functions
+ * adds a count here, with no return probe (on this VM a uretprobe nearly doubles a call's trap
+ * cost, REFERENCE.md §6) and no ring-buffer record. The loader reads the map at every tick and
+ * removes the processes that have exited. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} live_launches SEC(".maps");
+
+SEC("uprobe")
+int cuda_launch_count(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), one = 1, *n;
+	struct gs_cuda_thread *t;
+	__u32 tgid = id >> 32;
+
+	if (!is_traced(tgid, (__u32)id))
+		return 0;
+	/* a launch made inside another probed call is part of that call, as in a recording */
+	t = bpf_task_storage_get(&cuda_threads, bpf_get_current_task_btf(), 0, 0);
+	if (t && t->depth)
+		return 0;
+	n = bpf_map_lookup_elem(&live_launches, &tgid);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	/* the first launch of the process; another thread may have inserted it meanwhile */
+	if (bpf_map_update_elem(&live_launches, &tgid, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&live_launches, &tgid);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			count_loss(GS_LOSS_CUDA_CALL);
+	}
+	return 0;
 }
 
 /* The held_procs value of an ld.so hold, built here (a map value may not come from the ring). */

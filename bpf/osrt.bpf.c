@@ -3,6 +3,7 @@
  * OS-runtime capture: every syscall of a traced thread is counted with its duration in a
  * statistics map (exact counts, totals, min/max, sum of squares and a histogram for the median),
  * and calls longer than `span_threshold_ns` also go to the ring buffer as timeline spans.
+ * `gpuspy serve` loads osrt_sys_count instead (bpf_session.c): counts, no durations.
  *
  * tp_btf (BTF-typed raw tracepoints) is used instead of the raw_syscalls tracepoints because it
  * needs no tracefs mount and skips the perf-event argument copy.
@@ -375,6 +376,66 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 		py_stack_emit(GS_PY_AT_SYSCALL, in->start_ns, now);
 	emit_open_name(tgid, tid, in, ret);
 	in->nr = -1;
+	return 0;
+}
+
+/* A path to look at, from the open call's arguments: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[GS_PATH_MAX]);
+} path_scratch SEC(".maps");
+
+/*
+ * Counts without time, for `gpuspy serve` (its default): attached instead of osrt_sys_enter and
+ * osrt_sys_exit, this program alone adds one to the call's statistics key and never reads the
+ * clock, so a syscall costs one tracepoint dispatch and a hash lookup. Exact per-call time
+ * needs a clock read at both ends, which alone costs more than the empty enter and exit
+ * programs together on the VMs measured (docs/BENCHMARKS.md). The key's total time stays 0.
+ * An open whose path mentions CUDA is noted at entry, whether it succeeds or not, so a library
+ * loaded later is still held for probing (cuda.bpf.c).
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(osrt_sys_count, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct gs_syscall_stats_key key = {.pid = tgid, .tid = tid, .nr = (__u32)id};
+	struct gs_syscall_stats_val *v;
+	struct gs_syscall_inflight *in;
+	const char *path = NULL;
+	char *name;
+
+	if (id == __NR_uretprobe_x86_64)
+		return 0;
+	if (!is_traced(tgid, tid)) {
+		if (!launch_tgid || tid != launch_tgid || id != __NR_execve_x86_64)
+			return 0;
+		start_tracing(tgid, tid);
+	}
+	v = bpf_map_lookup_elem(&syscall_stats, &key);
+	if (!v) {
+		/* the thread's first call of `id`: its task storage remembers the key for the
+		 * flush at exit */
+		in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (in)
+			in->nr = -1; /* no call is timed */
+		v = new_stats_key(&key, in);
+	}
+	if (v)
+		v->sums.count++; /* keys are per thread: one CPU at a time */
+	if (id == __NR_open_x86_64 || id == __NR_creat_x86_64)
+		path = (const char *)regs->di;
+	else if (id == __NR_openat_x86_64 || id == __NR_openat2_x86_64)
+		path = (const char *)regs->si;
+	if (!path)
+		return 0;
+	name = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (name && bpf_probe_read_user_str(name, GS_PATH_MAX, path) < 0)
+		name = NULL;
+	note_cuda_open(tgid, name);
 	return 0;
 }
 

@@ -123,6 +123,73 @@ wait_for_value() { # PROMQL VALUE
 	metrics | promtool check metrics
 }
 
+@test "serve, live probe set: an uprobe-only process's launches, API calls, errors and bytes are its own counts" {
+	mkfifo "$WORK/a.ctl"
+	exec 5<>"$WORK/a.ctl"
+	start_serve --interval 300ms --no-inject
+	env LD_LIBRARY_PATH="$FC" "$TGT/cuda_loop" "$WORK/a.ready" < "$WORK/a.ctl" > "$WORK/a.out" 2>&1 3>&- &
+	A=$!
+	PIDS+=("$A")
+	wait_for_file "$WORK/a.ready"
+	echo "go 30" >&5
+	echo "more 20" >&5
+	wait_for_line "$WORK/a.out" "MORE done"
+	wait_collections 2
+	metrics > "$WORK/m"
+	# the program's own lines, its set-up included (serve watched it start): a line per call
+	read -r calls errors launches htod memset < <(awk '
+		/^(LAUNCH|LAUNCH_FAILED|MEMCPY|MEMCPY_FAILED|MEMSET|MEMSET_FAILED|ALLOC|FREE|SYNC) / { calls++ }
+		/^[A-Z_]*_FAILED / || / ok=0$/ { errors++ }
+		/^LAUNCH / { launches++ }
+		/^MEMCPY kind=HtoD / { split($3, b, "="); htod += b[2] }
+		/^MEMSET / { split($2, b, "="); memset += b[2] }
+		END { print calls + 0, errors + 0, launches + 0, htod + 0, memset + 0 }' "$WORK/a.out")
+	echo "own: calls=$calls errors=$errors launches=$launches htod=$htod memset=$memset"
+	grep "pid=\"$A\"" "$WORK/m" | grep cuda_
+	[ "$launches" -eq 31 ] && [ "$errors" -eq 20 ] # set-up's launch, the batch's, the failed frees
+	s="[{]pid=\"$A\",[^}]*"
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_launches_total$s[}]")" = "$launches" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_api_calls_total$s[}]")" = "$calls" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_api_errors_total$s[}]")" = "$errors" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_copy_bytes_total$s,direction=\"htod\"[}]")" = "$htod" ]
+	[ "$(value_of "$WORK/m" "gpuspy_process_cuda_memset_bytes_total$s[}]")" = "$memset" ]
+}
+
+# The syscalls of class CLASS that serve counted for PID in FILE.
+syscalls_of() { # FILE PID CLASS
+	value_of "$1" "gpuspy_process_syscalls_total[{]pid=\"$2\",[^}]*,class=\"$3\"[}]"
+}
+
+@test "serve counts syscalls exactly without timing them; --syscall-time adds their time" {
+	local sb=$BUILD/bench/syscall_bench opt p1 p2
+	[ -x "$sb" ] || skip "build/bench/syscall_bench is not built (make bench)"
+	for opt in "" --syscall-time; do
+		: > "$WORK/serve.err" # start_serve must not find the last serve's line
+		# series for every process: on a busy host these short ones could count as "other"
+		start_serve --interval 300ms --no-inject --max-series 100000 $opt
+		# the same program twice: start-up alike, then 1000 or 3000 x (getppid, read, write)
+		"$sb" 1000 > /dev/null 3>&- &
+		p1=$!
+		wait "$p1"
+		"$sb" 3000 > /dev/null 3>&- &
+		p2=$!
+		wait "$p2"
+		wait_collections 2
+		metrics > "$WORK/m"
+		echo "${opt:-default}: file $(syscalls_of "$WORK/m" "$p1" file) $(syscalls_of "$WORK/m" "$p2" file), other $(syscalls_of "$WORK/m" "$p1" other) $(syscalls_of "$WORK/m" "$p2" other)"
+		[ $(($(syscalls_of "$WORK/m" "$p2" file) - $(syscalls_of "$WORK/m" "$p1" file))) -eq 4000 ]
+		[ $(($(syscalls_of "$WORK/m" "$p2" other) - $(syscalls_of "$WORK/m" "$p1" other))) -eq 2000 ]
+		if [ -z "$opt" ]; then
+			run ! grep -q syscall_seconds_total "$WORK/m"
+		else
+			grep -q "^gpuspy_process_syscall_seconds_total{pid=\"$p2\",.*class=\"file\"} [0-9.e-]*[1-9]" "$WORK/m"
+		fi
+		kill "$SERVE_PID"
+		wait "$SERVE_PID" || true
+		SERVE_PID=
+	done
+}
+
 @test "serve: an exited process's series stay for the grace period, then go; its container keeps the counts" {
 	cg_setup
 	cg_make "$CG_DOCKER"

@@ -98,6 +98,44 @@ row() { # PID KEY
 	jq -e --argjson a "$A" '.[] | select(.pid == $a) | .gpu_busy_pct > 0 and .launches_per_s > 0 and .api_calls == 3 * '"$N" "$WORK/top.json"
 }
 
+# The calls cuda_loop printed after its READY_FILE, FILE's first SKIP lines being its set-up:
+# API calls (a line each), errors (failed ones), bytes set. Sets OWN_CALLS, OWN_ERRORS,
+# OWN_LAUNCHES, OWN_HTOD, OWN_MEMSET.
+own_counts() { # FILE SKIP
+	read -r OWN_CALLS OWN_ERRORS OWN_LAUNCHES OWN_HTOD OWN_MEMSET < <(tail -n "+$(($2 + 1))" "$1" | awk '
+		/^(LAUNCH|LAUNCH_FAILED|MEMCPY|MEMCPY_FAILED|MEMSET|MEMSET_FAILED|ALLOC|FREE|SYNC) / { calls++ }
+		/^[A-Z_]*_FAILED / || / ok=0$/ { errors++ }
+		/^LAUNCH / { launches++ }
+		/^MEMCPY kind=HtoD / { split($3, b, "="); htod += b[2] }
+		/^MEMSET / { split($2, b, "="); memset += b[2] }
+		END { print calls + 0, errors + 0, launches + 0, htod + 0, memset + 0 }')
+}
+
+@test "top, live probe set: an uprobe-only process's launches, API calls, errors and bytes are its own counts" {
+	start_loop a 5
+	A=$LAST_PID
+	wait_for_file "$WORK/a.ready"
+	skip_lines=$(wc -l < "$WORK/a.out")
+	"$GPUSPY" top --no-inject --once --interval 4s --format json > "$WORK/top.json" 2> "$WORK/top.err" 3>&- &
+	TOP_PID=$!
+	wait_for_line "$WORK/top.err" "gpuspy: watching the host"
+	echo "go $N" >&5
+	echo "more 25" >&5
+	wait_for_line "$WORK/a.out" "MORE done"
+	wait "$TOP_PID"
+	TOP_PID=
+	own_counts "$WORK/a.out" "$skip_lines"
+	echo "own: calls=$OWN_CALLS errors=$OWN_ERRORS launches=$OWN_LAUNCHES htod=$OWN_HTOD memset=$OWN_MEMSET"
+	jq -c --argjson a "$A" '.[] | select(.pid == $a)' "$WORK/top.json"
+	[ "$OWN_LAUNCHES" -eq "$N" ] && [ "$OWN_ERRORS" -eq 25 ] # the workload did what it says
+	[ "$(row "$A" mode)" = '"uprobes"' ]
+	[ "$(row "$A" launches)" -eq "$OWN_LAUNCHES" ]
+	[ "$(row "$A" api_calls)" -eq "$OWN_CALLS" ]
+	[ "$(row "$A" api_errors)" -eq "$OWN_ERRORS" ]
+	[ "$(row "$A" htod_bytes)" -eq "$OWN_HTOD" ]
+	[ "$(row "$A" memset_bytes)" -eq "$OWN_MEMSET" ]
+}
+
 @test "top --group-by container and user: rows per cgroup and user, counts summed over their processes" {
 	cg_setup
 	cg_make "$CG_DOCKER"

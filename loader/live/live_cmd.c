@@ -9,6 +9,7 @@
 #include "lib/value_parse.h"
 #include "loader/live/live_cmd.h"
 #include "loader/live/live_model.h"
+#include "loader/probes/cuda_probes.h"
 #include "loader/record/record_cmd.h"
 #include "loader/record/recorder.h"
 #include "output/trace/trace_writer.h"
@@ -87,6 +88,8 @@ static int live_recorder_init(struct recorder *r, struct live_opts *o, struct li
 	ro->trace_all = !o->npids;
 	ro->follow = true;
 	ro->cuda = true;
+	ro->live = true; /* what the views show, and no more: the fewest traps per hot call */
+	ro->syscall_counts = o->syscall_counts;
 	ro->cupti = o->cupti;
 	ro->inject = o->inject;
 	/* counts and totals need no spans, which cost a ring-buffer record each: statistics are
@@ -166,6 +169,17 @@ int live_cmd_main(const struct live_cmd *cmd, int argc, char **argv, void *view)
 	return ret;
 }
 
+/* The launch counts BPF keeps (the live probe set) into the model, at each tick. */
+static int pull_launches(void *ctx, struct live_model *lm)
+{
+	struct recorder *r = ctx;
+	int err = r->cuda ? cuda_probes_read_launches(r->cuda, live_model_launches, lm) : 0;
+
+	if (err)
+		gs_warn("cannot read the launch counts: %s", strerror(-err));
+	return 0; /* the view goes on; what was not read is read at the next tick */
+}
+
 int live_cmd_record(struct live_opts *o, struct live_model *lm,
 		    int (*on_tick)(struct recorder *r, uint64_t now), void *view)
 {
@@ -174,11 +188,14 @@ int live_cmd_record(struct live_opts *o, struct live_model *lm,
 
 	r.live = view;
 	r.on_tick = on_tick;
+	lm->pull = pull_launches;
+	lm->pull_ctx = &r;
 	ret = live_recorder_init(&r, o, lm);
 	if (!ret) {
 		recorder_install_signal_handlers();
 		ret = recorder_run_live(&r);
 	}
+	lm->pull = NULL;
 	recorder_cleanup(&r);
 	return ret;
 }

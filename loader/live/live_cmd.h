@@ -28,6 +28,7 @@ struct live_opts {
 	/* syscalls and off-CPU intervals at least this long are recorded as spans (a ring-buffer
 	 * record each), for a view that sorts time by them; 0: none, counts and totals only */
 	uint64_t span_threshold_ns;
+	bool syscall_counts; /* count syscalls, time none (serve's default: osrt.bpf.c) */
 };
 
 /* getopt codes of the shared long options (beyond single letters -p, -d, -v, -h) */

@@ -80,8 +80,13 @@ static struct live_proc *get_proc(struct live_model *lm, uint32_t pid)
 /* A pid handed out again: the old process's counters must not continue in the new one's. */
 static void reset_proc(struct live_proc *p, uint32_t pid)
 {
+	/* BPF's launch count of the pid is removed only at the tick after the old process's exit:
+	 * until then the new process's launches add to it */
+	uint64_t launches_seen = p->launches_seen;
+
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->launches_seen = launches_seen;
 	p->wait_offcpu = -1;
 }
 
@@ -445,6 +450,28 @@ int live_model_take(void *ctx, const struct gs_hdr *h)
 	}
 }
 
+bool live_model_launches(void *ctx, uint32_t pid, uint64_t launches)
+{
+	struct live_model *lm = ctx;
+	struct live_proc *p = get_proc(lm, pid);
+	uint64_t added;
+
+	if (!p)
+		return false; /* out of memory: counted at the next tick */
+	/* less than before: a new process on a pid whose old count was removed */
+	added = launches >= p->launches_seen ? launches - p->launches_seen : launches;
+	p->launches_seen = launches;
+	if (added) {
+		raise_mode(p, LIVE_MODE_UPROBES);
+		p->c.launches += added;
+		p->c.api_calls += added;
+	}
+	if (!p->exited)
+		return false;
+	p->launches_seen = 0;
+	return true;
+}
+
 uint64_t live_model_lost(const struct live_model *lm)
 {
 	uint64_t sum = lm->gpu_lost;
@@ -665,8 +692,10 @@ static int sum_groups(struct live_model *lm, uint64_t now)
 
 int live_model_tick(struct live_model *lm, uint64_t now_ns)
 {
-	int err;
+	int err = lm->pull ? lm->pull(lm->pull_ctx, lm) : 0;
 
+	if (err)
+		return err;
 	lm->tick_ns = now_ns;
 	for (size_t i = 0; i < lm->nprocs; i++)
 		read_cpu(lm, &lm->procs[i], now_ns);

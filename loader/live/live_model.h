@@ -58,6 +58,7 @@ struct live_proc {
 	uint64_t wait_ns;
 	int wait_offcpu; /* -1: none */
 	uint64_t wait_offcpu_ns;
+	uint64_t launches_seen;	 /* the BPF launch count at the last tick (live_model_launches) */
 	uint64_t cpu_ticks_seen; /* /proc value at the first read: counts start at zero */
 	bool cpu_base_set;
 	/* the serve exporter's bookkeeping (serve_metrics.c) */
@@ -93,7 +94,11 @@ typedef void (*live_leave_fn)(void *ctx, enum live_kind kind, bool slotted,
 struct live_waits;
 
 struct live_model {
-	live_leave_fn on_leave;	  /* NULL: nobody needs to know */
+	live_leave_fn on_leave; /* NULL: nobody needs to know */
+	/* counts kept in BPF maps rather than sent as records (launches): read at every tick,
+	 * before anything else; NULL: none */
+	int (*pull)(void *ctx, struct live_model *lm);
+	void *pull_ctx;
 	struct live_waits *waits; /* top's wait column, fed every record; NULL: none */
 	void *leave_ctx;
 	struct live_proc *procs;
@@ -124,6 +129,10 @@ void live_model_init(struct live_model *lm, uint64_t grace_ns);
 void live_model_free(struct live_model *lm);
 /* A record, as a trace_sink_fn: 0, or -ENOMEM. */
 int live_model_take(void *live_model, const struct gs_hdr *rec);
+/* A process's launches as BPF counted them, cumulative (cuda_probes_read_launches): the
+ * increase since the last call adds to its launches and API calls. True when the process has
+ * exited, and its count can go. */
+bool live_model_launches(void *live_model, uint32_t pid, uint64_t launches);
 /* Call after each tick's statistics checkpoint: reads CPU times from /proc, folds and drops
  * the processes whose grace period ended, and refreshes the group sums. 0 or -ENOMEM. */
 int live_model_tick(struct live_model *lm, uint64_t now_ns);

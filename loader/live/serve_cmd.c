@@ -30,13 +30,14 @@
 static const char usage[] =
     "usage: gpuspy serve [--listen ADDR:PORT] [-p PID[,PID...]] [--interval DUR]\n"
     "                    [--grace DUR] [--max-series N] [--max-clients N] [-d DUR]\n"
-    "                    [--no-cupti] [--no-inject] [--buffer-size MIB] [-v]\n"
+    "                    [--syscall-time] [--no-cupti] [--no-inject] [--buffer-size MIB]\n"
+    "                    [-v]\n"
     "\n"
     "A Prometheus exporter of the host's GPU use: GET /metrics answers in the text\n"
     "exposition format with counters and gauges per process (pid, comm, container, user),\n"
     "per container, per user and per GPU device: CUDA API calls, errors and time, kernel\n"
     "launches, GPU kernels and busy seconds (CUPTI bridge), GPU memory allocated through the\n"
-    "CUDA API, copy bytes by direction, syscall time by class, off-CPU time, CPU time, and\n"
+    "CUDA API, copy bytes by direction, syscalls by class, off-CPU time, CPU time, and\n"
     "gpuspy's own events and losses. Metric names: README, 'gpuspy serve'.\n"
     "\n"
     "      --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; 0.0.0.0:PORT or\n"
@@ -49,6 +50,8 @@ static const char usage[] =
     "                          containers and users); the rest count under pid=\"other\"\n"
     "      --max-clients N     HTTP connections at once (default 64, at most the open-file\n"
     "                          limit); one client address may hold a quarter of them\n"
+    "      --syscall-time      time every syscall too (syscall_seconds_total): exact, at\n"
+    "                          about three times the cost of counting them\n"
     "  -d, --duration DUR      stop after DUR (default: until SIGINT or SIGTERM)\n"
     LIVE_USAGE_OPTS("  ")
     "\n"
@@ -58,7 +61,7 @@ static const char usage[] =
     "  curl -s localhost:9478/metrics | grep gpuspy_container_gpu_busy\n";
 /* clang-format on */
 
-enum { OPT_LISTEN = LIVE_OPT_FIRST_OWN, OPT_MAX_SERIES, OPT_MAX_CLIENTS };
+enum { OPT_LISTEN = LIVE_OPT_FIRST_OWN, OPT_MAX_SERIES, OPT_MAX_CLIENTS, OPT_SYSCALL_TIME };
 
 static const struct option long_opts[] = {
     LIVE_LONG_OPTS,
@@ -66,6 +69,7 @@ static const struct option long_opts[] = {
     {"listen", required_argument, NULL, OPT_LISTEN},
     {"max-series", required_argument, NULL, OPT_MAX_SERIES},
     {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+    {"syscall-time", no_argument, NULL, OPT_SYSCALL_TIME},
     {0},
 };
 
@@ -77,6 +81,7 @@ struct serve_state {
 	const char *listen;
 	unsigned max_clients;
 	size_t max_series;
+	bool syscall_time; /* --syscall-time */
 };
 
 /* serve's own options; the shared ones are live_cmd.c's */
@@ -98,6 +103,9 @@ static int parse_one(void *view, int c, const char *arg)
 		return LIVE_OPT_TAKEN;
 	case OPT_LISTEN:
 		st->listen = arg;
+		return LIVE_OPT_TAKEN;
+	case OPT_SYSCALL_TIME:
+		st->syscall_time = true;
 		return LIVE_OPT_TAKEN;
 	default:
 		return LIVE_OPT_NOT_MINE;
@@ -164,6 +172,10 @@ static int run_view(void *view, struct live_opts *lo)
 	live_model_init(&st->lm, lo->grace_ns);
 	serve_metrics_init(&st->sm, st->max_series, (double)lo->interval_ns / 1e9,
 			   (double)lo->grace_ns / 1e9);
+	/* counting syscalls costs about as much as the empty tracepoint programs; timing them as
+	 * well, about three times that (docs/BENCHMARKS.md): time only when asked */
+	lo->syscall_counts = !st->syscall_time;
+	st->sm.no_syscall_time = !st->syscall_time;
 	st->lm.on_leave = serve_metrics_on_leave;
 	st->lm.leave_ctx = &st->sm;
 	/* the port first: a taken port is a usage problem to report before any BPF work */

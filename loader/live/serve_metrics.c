@@ -193,12 +193,12 @@ static const char *direction_name(unsigned i)
 static const struct metric metrics[] = {
     {"cuda_api_calls_total", "counter", "outermost CUDA runtime and driver API calls (uprobes)",
      AT(api_calls), 1, NULL, 0, NULL},
-    {"cuda_api_errors_total", "counter", "CUDA API calls that returned an error", AT(api_errors), 1,
-     NULL, 0, NULL},
-    {"cuda_api_seconds_total", "counter", "time spent inside CUDA API calls", AT(api_ns), 1e-9,
-     NULL, 0, NULL},
-    {"cuda_launches_total", "counter", "successful kernel and graph launches", AT(launches), 1,
-     NULL, 0, NULL},
+    {"cuda_api_errors_total", "counter",
+     "CUDA API calls other than launches that returned an error", AT(api_errors), 1, NULL, 0, NULL},
+    {"cuda_api_seconds_total", "counter", "time spent inside CUDA API calls other than launches",
+     AT(api_ns), 1e-9, NULL, 0, NULL},
+    {"cuda_launches_total", "counter", "kernel and graph launches (driver launch calls)",
+     AT(launches), 1, NULL, 0, NULL},
     {"gpu_kernels_total", "counter", "kernels the GPU ran (CUPTI bridge active only)", AT(kernels),
      1, NULL, 0, NULL},
     {"gpu_busy_seconds_total", "counter",
@@ -419,6 +419,8 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 		sum_other(sm, LIVE_USER, users, lm->nusers);
 		prom_buf_reset(out);
 		for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+			if (sm->no_syscall_time && metrics[i].offset == AT(syscall_ns))
+				continue;
 			process_family(sm, lm, &metrics[i], out);
 			group_family(sm, lm->containers, lm->ncontainers, LIVE_CONTAINER,
 				     &metrics[i], out);

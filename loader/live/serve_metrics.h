@@ -23,6 +23,7 @@ struct serve_metrics {
 	uint64_t http_requests, http_bad, http_rejected, http_timeouts; /* set by the caller */
 	uint64_t collections; /* expositions built: one per interval while collection runs */
 	double interval_s, grace_s;
+	bool no_syscall_time; /* syscalls counted and not timed: no syscall_seconds_total */
 };
 
 void serve_metrics_init(struct serve_metrics *sm, size_t max_series, double interval_s,

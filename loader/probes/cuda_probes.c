@@ -34,6 +34,7 @@ struct cuda_probes {
 	bool bridge_everywhere;	   /* -a: turn bridges on in every process, not per target */
 	struct trace_writer *w;
 	bool quiet, detached;
+	bool live;		 /* the live views' probe set (cuda_probes_set_live) */
 	struct bpf_link **links; /* ld.so watches */
 	size_t nlinks, links_cap;
 	int *fds; /* uprobe_multi links on CUDA libraries */
@@ -106,7 +107,8 @@ static int keep_fd(struct cuda_probes *cp, int fd)
 
 /* One uprobe_multi link for the probes of `offsets` that `want` selects (0 offsets: none). */
 static int attach_group(struct cuda_probes *cp, struct bpf_program *prog, const char *path,
-			const uint64_t *offsets, bool retprobe, bool (*want)(uint32_t cap))
+			const uint64_t *offsets, bool retprobe,
+			bool (*want)(const struct gs_cuda_probe *p, uint32_t cap))
 {
 	uint64_t addrs[gs_cuda_nprobes], cookies[gs_cuda_nprobes];
 	uint32_t n = 0;
@@ -115,7 +117,7 @@ static int attach_group(struct cuda_probes *cp, struct bpf_program *prog, const 
 	for (unsigned i = 0; i < gs_cuda_nprobes; i++) {
 		uint32_t cap = cuda_probe_capture(&gs_cuda_probes[i]);
 
-		if (!offsets[i] || !want(cap))
+		if (!offsets[i] || !want(&gs_cuda_probes[i], cap))
 			continue;
 		addrs[n] = offsets[i];
 		cookies[n++] = i | (uint64_t)cap << GS_CUDA_COOKIE_SHIFT;
@@ -126,20 +128,62 @@ static int attach_group(struct cuda_probes *cp, struct bpf_program *prog, const 
 	return fd < 0 ? fd : keep_fd(cp, fd);
 }
 
-static bool any_probe(uint32_t cap)
+static bool any_probe(const struct gs_cuda_probe *p, uint32_t cap)
 {
+	(void)p;
 	(void)cap;
 	return true;
 }
 
-static bool plain_return(uint32_t cap)
+static bool plain_return(const struct gs_cuda_probe *p, uint32_t cap)
 {
+	(void)p;
 	return !(cap & GS_CUDA_CAP_NAME);
 }
 
-static bool naming_return(uint32_t cap)
+static bool naming_return(const struct gs_cuda_probe *p, uint32_t cap)
 {
+	(void)p;
 	return cap & GS_CUDA_CAP_NAME;
+}
+
+/*
+ * The live views' probe set. top and serve show, per process: launches, API calls, errors
+ * and time, copy and memset bytes, GPU memory, and (from the CUPTI bridge, where loaded)
+ * kernels and GPU time. The cheapest source of each:
+ *   launches       one entry probe on the driver's launch functions (cuLaunchKernel*,
+ *                  cuGraphLaunch*), counted per process in a BPF map: every runtime launch
+ *                  reaches one of them, so the runtime's launch functions are not probed, nor
+ *                  cuKernelGetFunction, which the runtime calls inside each launch
+ *   API calls      those launches, plus the calls below
+ *   copies, memsets, allocations, frees, synchronisations: entry and return as in a
+ *                  recording (sizes and directions at entry, the outcome at return, time for
+ *                  the API time and top's wait column); rare next to launches, or blocking
+ *   kernel names   not shown: the naming calls are not probed
+ * A launch's own time and failure would need a return probe, which nearly doubles the trap
+ * cost of the hottest call: API time and errors leave launches out.
+ */
+static bool live_launch(const struct gs_cuda_probe *p, uint32_t cap)
+{
+	(void)cap;
+	return p->cls == GS_CUDA_LAUNCH_DRV || p->cls == GS_CUDA_LAUNCH_EX ||
+	       p->cls == GS_CUDA_GRAPH_LAUNCH;
+}
+
+static bool live_call(const struct gs_cuda_probe *p, uint32_t cap)
+{
+	return p->cls != GS_CUDA_LAUNCH_RT && !live_launch(p, cap) &&
+	       p->cls != GS_CUDA_KERNEL_FUNCTION && !(cap & GS_CUDA_CAP_NAME);
+}
+
+static int attach_live(struct cuda_probes *cp, const char *path, const uint64_t *offsets)
+{
+	struct cuda_bpf *skel = cp->skel;
+	int err =
+	    attach_group(cp, skel->progs.cuda_launch_count, path, offsets, false, live_launch);
+
+	err = err ?: attach_group(cp, skel->progs.cuda_entry, path, offsets, false, live_call);
+	return err ?: attach_group(cp, skel->progs.cuda_return, path, offsets, true, live_call);
 }
 
 /* Entry probes on every function found, returns split between the plain program and the
@@ -147,12 +191,19 @@ static bool naming_return(uint32_t cap)
 static int attach_library(struct cuda_probes *cp, const char *path, const uint64_t *offsets)
 {
 	struct cuda_bpf *skel = cp->skel;
-	int err = attach_group(cp, skel->progs.cuda_entry, path, offsets, false, any_probe);
+	int err;
 
-	err = err ?: attach_group(cp, skel->progs.cuda_return, path, offsets, true, plain_return);
-	err = err
-		  ?: attach_group(cp, skel->progs.cuda_return_naming, path, offsets, true,
-				  naming_return);
+	if (cp->live) {
+		err = attach_live(cp, path, offsets);
+	} else {
+		err = attach_group(cp, skel->progs.cuda_entry, path, offsets, false, any_probe);
+		err = err
+			  ?: attach_group(cp, skel->progs.cuda_return, path, offsets, true,
+					  plain_return);
+		err = err
+			  ?: attach_group(cp, skel->progs.cuda_return_naming, path, offsets, true,
+					  naming_return);
+	}
 	if (err == -EINVAL || err == -EOPNOTSUPP)
 		gs_warn("cannot probe %s: this kernel has no uprobe_multi links (Linux 6.6+)",
 			path);
@@ -401,6 +452,37 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
 		gs_warn("cannot probe new libraries of pid %d: %s", pid, strerror(-err));
 	/* resume it whatever happened: BPF stopped it only for this */
 	kill(pid, SIGCONT);
+}
+
+void cuda_probes_set_live(struct cuda_probes *cp)
+{
+	if (cp)
+		cp->live = true;
+}
+
+int cuda_probes_read_launches(struct cuda_probes *cp,
+			      bool (*fn)(void *ctx, uint32_t pid, uint64_t launches), void *ctx)
+{
+	int fd = bpf_map__fd(cp->skel->maps.live_launches);
+	__u32 key, next, gone[1024];
+	unsigned ngone = 0;
+	__u64 n;
+	int err;
+
+	if (!cp->live)
+		return 0;
+	/* deleting while walking would restart the walk: the processes gone are removed after */
+	for (err = bpf_map_get_next_key(fd, NULL, &next); !err;
+	     err = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &n))
+			continue;
+		if (fn(ctx, key, n) && ngone < sizeof(gone) / sizeof(gone[0]))
+			gone[ngone++] = key;
+	}
+	for (unsigned i = 0; i < ngone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	return err == -ENOENT ? 0 : err;
 }
 
 void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool everywhere)

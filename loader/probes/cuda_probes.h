@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct cuda_bpf;
@@ -31,6 +32,14 @@ int cuda_probes_scan(struct cuda_probes *cp, pid_t pid);
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid);
 /* ld.so has mapped new objects in `pid`, which BPF stopped: probe them, then resume it. */
 void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid);
+/* The live views' probe set for libraries probed from now on (cuda_probes.c says what it is):
+ * launches are only counted, in a BPF map that cuda_probes_read_launches() reads. */
+void cuda_probes_set_live(struct cuda_probes *cp);
+/* Live probe set: calls fn(ctx, pid, launches) with each process's launch count since it was
+ * first seen; where fn returns true (the process has exited), its count is removed after the
+ * walk. 0 or -errno. */
+int cuda_probes_read_launches(struct cuda_probes *cp,
+			      bool (*fn)(void *ctx, uint32_t pid, uint64_t launches), void *ctx);
 /* CUPTI bridges found from now on are handed to `cl` (cupti_link.h), to be turned on in the
  * process they were found in, or `everywhere` (-a). */
 void cuda_probes_use_bridge(struct cuda_probes *cp, struct cupti_link *cl, bool everywhere);

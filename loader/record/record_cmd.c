@@ -458,6 +458,7 @@ static int start_session(struct recorder *r)
 	    .offcpu_threshold_ns = o->offcpu_threshold_ns,
 	    .ringbuf_bytes = o->ringbuf_bytes,
 	    .max_stat_keys = o->max_stat_keys,
+	    .syscall_counts_only = o->syscall_counts,
 	    .btf_path = getenv("GPUSPY_BTF_PATH"),
 	    .launch_pid = r->cmd.pid,
 	    .cuda = o->cuda,
@@ -472,6 +473,8 @@ static int start_session(struct recorder *r)
 		return err == -EPERM ? GS_EXIT_PERMISSION : GS_EXIT_FAILURE;
 	if (o->cuda) {
 		err = cuda_probes_new(bpf_session_cuda(r->session), r->writer, o->quiet, &r->cuda);
+		if (!err && o->live)
+			cuda_probes_set_live(r->cuda);
 		r->cuda_names = cuda_names_new();
 		if (err || !r->cuda_names) {
 			gs_error("cannot set up CUDA probing: out of memory");

@@ -23,10 +23,12 @@ struct record_opts {
 	bool quiet;
 	bool trace_all;
 	bool follow;
-	bool cuda;   /* probe CUDA libraries (--no-cuda turns it off) */
-	bool cupti;  /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
-	bool python; /* Python stacks and CPU samples (--no-python turns them off) */
-	bool ops;    /* PyTorch operator calls (--no-ops turns them off) */
+	bool cuda;	     /* probe CUDA libraries (--no-cuda turns it off) */
+	bool cupti;	     /* GPU activity through the CUPTI bridge (--no-cupti, or --no-cuda) */
+	bool live;	     /* top, serve: their CUDA probe set (live_cmd.c) */
+	bool syscall_counts; /* count syscalls, time none (serve's default) */
+	bool python;	     /* Python stacks and CPU samples (--no-python turns them off) */
+	bool ops;	     /* PyTorch operator calls (--no-ops turns them off) */
 	enum ops_mode ops_mode; /* --ops */
 	bool ops_mode_set;
 	bool record_shapes;   /* --record-shapes: operators' input shapes (in-process) */

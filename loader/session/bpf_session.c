@@ -120,6 +120,10 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 					       : cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
 	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
+	/* one way of tracing syscalls is loaded, and attached by osrt_bpf__attach() */
+	bpf_program__set_autoload(s->osrt->progs.osrt_sys_count, cfg->syscall_counts_only);
+	bpf_program__set_autoload(s->osrt->progs.osrt_sys_enter, !cfg->syscall_counts_only);
+	bpf_program__set_autoload(s->osrt->progs.osrt_sys_exit, !cfg->syscall_counts_only);
 	return loaded(osrt_bpf__load(s->osrt), "syscall");
 }
 
@@ -157,6 +161,8 @@ static int open_cuda(struct bpf_session *s, const struct bpf_session_config *cfg
 	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_return,
 					      GS_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_return_naming,
+					      GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->cuda->progs.cuda_launch_count,
 					      GS_BPF_TRACE_UPROBE_MULTI);
 	err = share_common_maps(s->cuda->obj, s->osrt->obj);
 	if (err)

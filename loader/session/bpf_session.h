@@ -21,6 +21,7 @@ struct bpf_session_config {
 	uint64_t osrt_threshold_ns;
 	uint64_t offcpu_threshold_ns;
 	uint32_t ringbuf_bytes;
+	bool syscall_counts_only; /* count syscalls, time none (osrt.bpf.c: osrt_sys_count) */
 	uint32_t max_stat_keys;
 	const char *btf_path; /* NULL: the running kernel's */
 	bool cuda;	      /* load the CUDA API component (its probes attach per library) */

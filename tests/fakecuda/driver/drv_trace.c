@@ -7,6 +7,7 @@
  * nested in it and the kernel record all carry the same id. */
 #include "drv.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -15,6 +16,28 @@
 static _Atomic uint32_t g_next_correlation = 1;
 static _Thread_local int t_depth;
 static _Thread_local uint32_t t_correlation;
+/* The thread's id, asked of the kernel once: NVIDIA's libraries make no syscall per API call,
+ * and a gettid() on every one would make the simulator's launches look costlier to trace than
+ * real ones under a tracer that counts syscalls (gpuspy's live views, bench/live_bench.sh). */
+static _Thread_local uint32_t t_tid;
+
+/* a forked child's only thread is not the one that forked */
+static void forget_tid(void)
+{
+	t_tid = 0;
+}
+
+__attribute__((constructor)) static void tid_cache_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_tid);
+}
+
+static uint32_t current_tid(void)
+{
+	if (!t_tid)
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	return t_tid;
+}
 
 static struct fc_sink g_sink_storage;
 static _Atomic(const struct fc_sink *) g_sink;
@@ -44,7 +67,7 @@ void fc_api_begin(struct fc_api_frame *f, int domain, uint32_t cbid, const char 
 	f->call.name = name;
 	f->call.symbol = symbol;
 	f->call.correlation_id = t_correlation;
-	f->call.thread_id = (uint32_t)syscall(SYS_gettid);
+	f->call.thread_id = current_tid();
 	f->call.context = ctx;
 	f->call.context_id = ctx ? ctx->id : 0;
 	f->call.start_ns = fc_now_ns();

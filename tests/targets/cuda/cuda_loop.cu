@@ -4,6 +4,9 @@
 // attached after READY_FILE appeared knows exactly which calls it must see:
 //   go N    N x (tick_kernel launch, 4096-byte HtoD cudaMemcpyAsync,
 //           cudaStreamSynchronize), then "BATCH done n=N"
+//   more N  N x (4096-byte cudaMemsetAsync, cudaFree of a pointer never allocated, which
+//           fails), one cudaStreamSynchronize, then "MORE done n=N": 2N + 1 API calls,
+//           N errors, N x 4096 bytes set
 //   exit    (or EOF) free the buffers, print "DONE ok", exit 0
 #include <string.h>
 
@@ -54,6 +57,18 @@ static void run_batch(long n)
 	printf("BATCH done n=%ld\n", n);
 }
 
+static void run_more(long n)
+{
+	for (long i = 0; i < n; i++) {
+		CHECK(fill_async(d_data, 0, COPY_BYTES, s, "s"));
+		EXPECT_ERR_AS("cudaFree((void *)0x1234)", free_device((void *)0x1234),
+			      cudaErrorInvalidValue);
+		EXPECT_ERR(cudaGetLastError(), cudaErrorInvalidValue); // not sticky: read it
+	}
+	CHECK(sync_stream(s));
+	printf("MORE done n=%ld\n", n);
+}
+
 static void shut_down(void)
 {
 	CHECK(free_device(d_ticks));
@@ -70,6 +85,10 @@ static int run_command(char *line)
 	char extra;
 	if (sscanf(line, "go %ld %c", &n, &extra) == 1 && n >= 0) {
 		run_batch(n);
+		return 1;
+	}
+	if (sscanf(line, "more %ld %c", &n, &extra) == 1 && n >= 0) {
+		run_more(n);
 		return 1;
 	}
 	EXPECT(strcmp(line, "exit") == 0, "unknown command '%s'", line);
