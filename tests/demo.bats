@@ -52,10 +52,14 @@ load helpers
 	[[ "$output" == *"killed with SIGKILL while cuda_loop"* ]]
 	[[ "$output" == *"cuda_loop went on: DONE ok, exit status 0"* ]]
 	# a running PyTorch loop, attached: operators, Python stacks and samples, a timeline
-	[[ "$output" == *"gpuspy: probing 2952 PyTorch operators"* ]]
+	[[ "$output" == *"gpuspy: PyTorch observer in pid "*"libgpuspy_torch.so: turned on"* ]]
+	[[ "$output" == *"PyTorch operators recorded in-process"* ]]
+	[[ "$output" == *"Input Shapes"*"[[16, 3, 16, 16]"* ]]
 	[[ "$output" == *"stacks on"* && "$output" == *"** ops"* && "$output" == *"** python"* ]]
 	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --format json |
 		jq -e '.[] | select(.name == "aten::conv2d") | .calls == 200'
+	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --format json |
+		jq -e '.[] | select(.name == "Optimizer.step#SGD.step") | .calls == 200'
 	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report python --format json |
 		jq -e '[.[] | select(.function == "Net.forward")] | length == 1'
 	[ -s "$BUILD/demo/torch.folded" ]

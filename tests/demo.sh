@@ -119,15 +119,16 @@ wait "$victim_pid" || victim_status=$?
 echo "cuda_loop went on: $(tail -1 "$out/victim.out"), exit status $victim_status"
 [ "$victim_status" -eq 0 ]
 torch_python=/usr/bin/python3.11 # Debian's python3-torch is built for it
-echo "== gpuspy record -p: a PyTorch training loop that is already running (no restart, no"
-echo "   code change): its Python stacks, CPU samples and every ATen operator call"
+echo "== gpuspy record -p --record-shapes: a PyTorch training loop that is already running (no"
+echo "   restart, no code change): its Python stacks, CPU samples and every operator call, from"
+echo "   gpuspy's in-process observer (a RecordFunction callback it loads), with input shapes"
 rm -f "$out/torch.go"
 mkfifo "$out/torch.go"
 "$torch_python" tests/targets/torch/train_loop.py --iters 200 --go "$out/torch.go" \
 	>"$out/torch.out" 2>&1 &
 loop_pid=$!
 wait_for "$out/torch.out" READY
-"$build/gpuspy" record -f -o "$out/torch.gpuspy" -p "$loop_pid" 2>"$out/torch.err" &
+"$build/gpuspy" record -f --record-shapes -o "$out/torch.gpuspy" -p "$loop_pid" 2>"$out/torch.err" &
 gpuspy_pid=$!
 wait_for "$out/torch.err" "recording 1 process"
 exec 4>"$out/torch.go"
@@ -138,10 +139,13 @@ wait "$gpuspy_pid" || true
 echo exit >&4
 exec 4>&-
 wait "$loop_pid"
-grep -E '^gpuspy: (python|probing)' "$out/torch.err" || true
+grep -E '^gpuspy: (python|probing|PyTorch|pid [0-9]+: PyTorch)' "$out/torch.err" || true
 echo
 echo "== gpuspy report: torch.profiler's operator table, from outside the process"
 "$build/gpuspy" report "$out/torch.gpuspy" --report ops --limit 8
+echo "== gpuspy report --group-by-input-shape: one row per operator and input shapes"
+"$build/gpuspy" report "$out/torch.gpuspy" --report ops --group-by-input-shape --limit 5 |
+	sed -n '/^---/,$p'
 echo "== gpuspy report: CPU time per Python function (sampled, as cProfile's tottime/cumtime)"
 "$build/gpuspy" report "$out/torch.gpuspy" --report python --limit 8
 "$build/gpuspy" report "$out/torch.gpuspy" --report python --format collapsed >"$out/torch.folded"
