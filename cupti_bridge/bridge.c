@@ -160,7 +160,7 @@ static void step(int trusted)
 
 	if (g.stopped)
 		return;
-	attached = raised(usdt_recorder_attached() && usdt_records_armed(), &g.gate_seen, trusted);
+	attached = raised(usdt_recorder_ready(), &g.gate_seen, trusted);
 	if (!g.gate_seen && g.gate)
 		close_session();
 	if (attached && !g.gate)

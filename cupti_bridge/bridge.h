@@ -39,6 +39,9 @@ int usdt_recorder_attached(void);
 /* Whether gpuspy:records' site holds a breakpoint now (1 too where the site cannot be told):
  * the semaphore rises before the kernel writes it, so a recorder is there only once both. */
 int usdt_records_armed(void);
+/* The semaphore is up and the breakpoint there, or the semaphore has stayed up without one
+ * for a few calls: what the control threads act on (one call per poll). */
+int usdt_recorder_ready(void);
 int usdt_flush_requested(void);
 void usdt_fire_records(const void *batch, size_t len);
 void usdt_fire_flushed(unsigned long generation);

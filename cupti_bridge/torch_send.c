@@ -156,7 +156,7 @@ static void *control(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int raised = usdt_recorder_attached() && usdt_records_armed(), flush;
+		int raised = usdt_recorder_ready(), flush;
 
 		/* the kernel raises the semaphore a moment before it writes the probe's
 		 * breakpoint: act on it once the breakpoint is there, and up at two polls in a

@@ -29,9 +29,10 @@
 
 #include "bridge.h"
 
-#define NOTE_MAX    65536 /* bytes of a note section read */
-#define SITE_WITHIN 64	  /* bytes from usdt_fire_records' start the records site must be in */
-#define X86_NOP	    0x90  /* what sys/sdt.h puts at a probe site */
+#define NOTE_MAX      65536 /* bytes of a note section read */
+#define SITE_WITHIN   64    /* bytes from usdt_fire_records' start the records site must be in */
+#define X86_NOP	      0x90  /* what sys/sdt.h puts at a probe site */
+#define UNARMED_POLLS 5	    /* see usdt_recorder_ready() */
 
 /* Exported (.dynsym): gpuspy recognises a bridge by its records semaphore's symbol. */
 __extension__ BRIDGE_EXPORT unsigned short gpuspy_records_semaphore
@@ -133,6 +134,21 @@ int usdt_records_armed(void)
 	/* the kernel raises the semaphore a moment before it writes the breakpoint: until
 	 * the site's nop is replaced, a firing would reach nobody */
 	return !g_records_site || *g_records_site != X86_NOP;
+}
+
+int usdt_recorder_ready(void)
+{
+	static int unarmed; /* polls that saw the semaphore up and the site still a nop */
+
+	if (!usdt_recorder_attached()) {
+		__atomic_store_n(&unarmed, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (usdt_records_armed())
+		return 1;
+	/* raised without a breakpoint after a while: by hand (a test harness writes the
+	 * semaphore), or a kernel that patches the site otherwise; go on then */
+	return __atomic_add_fetch(&unarmed, 1, __ATOMIC_RELAXED) > UNARMED_POLLS;
 }
 
 int usdt_flush_requested(void)

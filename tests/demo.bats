@@ -54,12 +54,15 @@ load helpers
 	# a running PyTorch loop, attached: operators, Python stacks and samples, a timeline
 	[[ "$output" == *"gpuspy: PyTorch observer in pid "*"libgpuspy_torch.so: turned on"* ]]
 	[[ "$output" == *"PyTorch operators recorded in-process"* ]]
-	[[ "$output" == *"Input Shapes"*"[[16, 3, 16, 16]"* ]]
+	[[ "$output" == *"== gpuspy report --group-by-input-shape"*"Input Shapes"* ]]
 	[[ "$output" == *"stacks on"* && "$output" == *"** ops"* && "$output" == *"** python"* ]]
 	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --format json |
 		jq -e '.[] | select(.name == "aten::conv2d") | .calls == 200'
 	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --format json |
 		jq -e '.[] | select(.name == "Optimizer.step#SGD.step") | .calls == 200'
+	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report ops --group-by-input-shape \
+		--format json | jq -e '.[] | select(.name == "aten::conv2d") |
+		.calls == 200 and .input_shapes == "[[16, 3, 16, 16], [8, 3, 3, 3], [8], [], [], [], []]"'
 	"$GPUSPY" report "$BUILD/demo/torch.gpuspy" --report python --format json |
 		jq -e '[.[] | select(.function == "Net.forward")] | length == 1'
 	[ -s "$BUILD/demo/torch.folded" ]

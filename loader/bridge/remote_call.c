@@ -17,6 +17,9 @@
 #include "loader/bridge/remote_call.h"
 #include "loader/bridge/remote_frame.h"
 #include "loader/proc/proc_mem.h"
+#include "loader/proc/procfs.h"
+
+#define STAT_PPID 4 /* /proc/PID/stat: the parent's pid */
 
 #define RED_ZONE      128	    /* the x86_64 ABI's, below the stack pointer */
 #define STACK_MARGIN  128	    /* and a little more, for nothing in particular */
@@ -61,6 +64,24 @@ static int set_sigmask(pid_t tid, uint64_t mask)
 /* The thread's next state change, waited for until `deadline`: 0 with *status, -ETIMEDOUT, or
  * -ESRCH when it exited. Every stop of a tracee sends SIGCHLD to its tracer; the caller has it
  * blocked (bridge_inject.c), so it can be slept on here. */
+/* gpuspy's own child (a launched command's main thread): its exit is left for the recorder,
+ * which waits for it, to collect; a stop is not. t->tid if it exited (and is left unreaped),
+ * else 0. */
+static pid_t peek_exit(struct remote_thread *t, int *status)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	/* the tracer's waits report ptrace stops too, whatever the flags: only an exit counts */
+	if (waitid(P_PID, (id_t)t->tid, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) ||
+	    info.si_pid != t->tid ||
+	    (info.si_code != CLD_EXITED && info.si_code != CLD_KILLED &&
+	     info.si_code != CLD_DUMPED))
+		return 0;
+	*status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status;
+	return t->tid;
+}
+
 static int wait_stop(struct remote_thread *t, uint64_t deadline, int *status)
 {
 	sigset_t chld;
@@ -68,10 +89,12 @@ static int wait_stop(struct remote_thread *t, uint64_t deadline, int *status)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	for (;;) {
-		pid_t r = waitpid(t->tid, status, __WALL | WNOHANG);
+		pid_t r = t->own_child ? peek_exit(t, status) : 0;
 		uint64_t now, slice;
 		struct timespec ts;
 
+		if (!r)
+			r = waitpid(t->tid, status, __WALL | WNOHANG);
 		if (r == t->tid && WIFSTOPPED(*status)) {
 			t->stopped = true;
 			t->stop_sig = 0;
@@ -115,9 +138,13 @@ static int interrupt_and_wait(struct remote_thread *t)
 
 int remote_attach(struct remote_thread *t, pid_t pid, pid_t tid)
 {
+	unsigned long long ppid;
+
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
+	t->own_child = tid == pid && !procfs_stat_field(pid, STAT_PPID, &ppid) &&
+		       ppid == (unsigned long long)getpid();
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD))
 		return errno == EPERM || errno == EACCES ? -EPERM : errno_or(-EIO);
 	t->seized = true;

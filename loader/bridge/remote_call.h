@@ -42,6 +42,7 @@ struct remote_thread {
 	uint64_t restorer;     /* libc's rt_sigreturn trampoline (the caller finds it): every call
 				* returns through it */
 	bool seized;	       /* PTRACE_SEIZE succeeded */
+	bool own_child;	       /* gpuspy's child's main thread: its exit is not reaped here */
 	bool stopped;	       /* in a ptrace stop now */
 	bool gone;	       /* the thread exited (or was reaped) meanwhile */
 	bool saved;	       /* at a safe point, state saved in the fields below */

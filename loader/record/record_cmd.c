@@ -207,10 +207,22 @@ out:
 	return 0;
 }
 
+/* Whether the launched command exited (and is reaped now). A peek comes first: a late load
+ * (late_bridges.h) may ptrace its main thread from another of gpuspy's threads, and the kernel
+ * reports that tracee's ptrace stops to any wait of this process for it, which would take
+ * them from the loader; only an exit is collected here. */
 static bool child_exited(struct recorder *r)
 {
+	siginfo_t info;
+
 	if (r->cmd.pid <= 0 || r->child_reaped)
 		return r->child_reaped;
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_PID, (id_t)r->cmd.pid, &info, WEXITED | WNOHANG | WNOWAIT) ||
+	    info.si_pid != r->cmd.pid ||
+	    (info.si_code != CLD_EXITED && info.si_code != CLD_KILLED &&
+	     info.si_code != CLD_DUMPED))
+		return false;
 	if (waitpid(r->cmd.pid, &r->child_status, WNOHANG) == r->cmd.pid)
 		r->child_reaped = true;
 	return r->child_reaped;
@@ -308,9 +320,11 @@ static void stop_child(struct recorder *r)
 			nanosleep(&pause, NULL);
 	}
 	if (!child_exited(r)) {
+		const struct timespec pause = {0, POLL_MS * 1000000L};
+
 		kill(r->cmd.pid, SIGKILL);
-		if (waitpid(r->cmd.pid, &r->child_status, 0) == r->cmd.pid)
-			r->child_reaped = true;
+		while (!child_exited(r))
+			nanosleep(&pause, NULL);
 	}
 }
 
