@@ -132,11 +132,11 @@ record_p() { # "OPTIONS" CMD...
 }
 
 @test "auto: an observer gpuspy cannot find means uprobes, and the trace says why; --ops inprocess records none" {
-	run -0 env GPUSPY_TORCH_OBSERVER="$WORK/none.so" "$GPUSPY" record --ops auto \
-		-o "$WORK/t.gpuspy" -- \
-		"$PYTHON" "$LOOP" --iters 2
-	[[ "$output" == *"PyTorch observer not used: libgpuspy_torch.so not found next to gpuspy (or \$GPUSPY_TORCH_OBSERVER); operators traced by uprobes instead"* ]]
-	echo "$output" | grep -Eq "probing [0-9]+ PyTorch operators in .*libtorch_cpu"
+	GPUSPY_TORCH_OBSERVER="$WORK/none.so" record_p "--ops auto" "$PYTHON" "$LOOP" --iters 2 \
+		--go "$WORK/go"
+	grep -q "PyTorch observer not used: libgpuspy_torch.so not found next to gpuspy (or \$GPUSPY_TORCH_OBSERVER); operators traced by uprobes instead" \
+		"$WORK/gpuspy.err"
+	grep -Eq "probing [0-9]+ PyTorch operators in .*libtorch_cpu" "$WORK/gpuspy.err"
 	run -0 env GPUSPY_TORCH_OBSERVER="$WORK/none.so" "$GPUSPY" record --ops inprocess \
 		-o "$WORK/i.gpuspy" -- "$PYTHON" "$LOOP" --iters 2
 	[[ "$output" == *"--ops inprocess: no operators recorded"* ]]
@@ -151,9 +151,10 @@ record_p() { # "OPTIONS" CMD...
 }
 
 @test "--no-inject: nothing loaded, uprobes, said why" {
-	run -0 "$GPUSPY" record --ops auto --no-inject -o "$WORK/t.gpuspy" -- "$PYTHON" "$LOOP" --iters 2
-	[[ "$output" == *"PyTorch observer not used: --no-inject: gpuspy loads nothing into processes; operators traced by uprobes instead"* ]]
-	[[ "$output" != *"observer in pid"* ]]
+	record_p "--ops auto --no-inject" "$PYTHON" "$LOOP" --iters 2 --go "$WORK/go"
+	grep -q "PyTorch observer not used: --no-inject: gpuspy loads nothing into processes; operators traced by uprobes instead" \
+		"$WORK/gpuspy.err"
+	run ! grep -q "observer in pid" "$WORK/gpuspy.err"
 }
 
 @test "a libtorch the observer refuses: its one-line reason read back from the process, then uprobes" {

@@ -80,7 +80,8 @@ static int turn_on(struct recorder *r, pid_t pid, bool started)
 
 /* The observer cannot be used in `pid` (`res` says why): recorded, then uprobes in auto mode.
  * `expected`: nothing went wrong (auto chose uprobes), so nothing is said on stderr. */
-static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result *res, bool expected)
+static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result *res, bool expected,
+		     bool probe)
 {
 	bool uprobes = r->opts.ops_mode == OPS_AUTO;
 	size_t len = strlen(res->message);
@@ -93,7 +94,7 @@ static int fall_back(struct recorder *r, pid_t pid, struct bridge_inject_result 
 		gs_warn("pid %d: PyTorch observer not used: %s", pid, res->message);
 	err = write_torch_load(r, pid, res);
 	err = err ?: set_state(r, pid, uprobes ? TORCH_UPROBES : TORCH_NONE);
-	if (err || !uprobes)
+	if (err || !uprobes || !probe)
 		return err;
 	err = op_probes_scan(r->ops, pid);
 	return err < 0 ? err : 0;
@@ -104,7 +105,7 @@ static int refuse(struct recorder *r, pid_t pid, int err, const char *why)
 	struct bridge_inject_result res = {.outcome = GS_BRIDGE_LOAD_SKIPPED, .err = err};
 
 	snprintf(res.message, sizeof(res.message), "%s", why);
-	return fall_back(r, pid, &res, !err);
+	return fall_back(r, pid, &res, !err, true);
 }
 
 /* Why gpuspy may not load the observer at all, or NULL. */
@@ -136,6 +137,24 @@ static int queue_load(struct recorder *r, pid_t pid, bool held)
 	return set_state(r, pid, TORCH_PENDING);
 }
 
+/* `auto`, a process ld.so holds (a launched command, or a target loading libraries after the
+ * attach): uprobes, attached before its first operator, as without the observer. The observer
+ * could only be loaded once the import is done, with the first operators (and the Python stack
+ * of each) missed: auto keeps the whole run, --ops inprocess the lower cost. Nothing else is
+ * looked at while the process waits (the observer's checks read libtorch's symbols). */
+static int probe_held(struct recorder *r, pid_t pid)
+{
+	struct bridge_inject_result res = {.outcome = GS_BRIDGE_LOAD_SKIPPED};
+	int libs = op_probes_scan(r->ops, pid);
+
+	if (libs <= 0)
+		return libs; /* no operator library yet: decided when one comes */
+	snprintf(res.message, sizeof(res.message),
+		 "libtorch loaded after the attach: the observer could only be loaded once the "
+		 "import is done, after the first operators (--ops inprocess does that)");
+	return fall_back(r, pid, &res, true, false);
+}
+
 /* A process not decided yet: the observer is there already, or can be loaded, or not. */
 static int decide(struct recorder *r, pid_t pid, bool held)
 {
@@ -154,6 +173,8 @@ static int decide(struct recorder *r, pid_t pid, bool held)
 	}
 	if (err == -ENOMEM)
 		return err;
+	if (held && r->opts.ops_mode == OPS_AUTO)
+		return probe_held(r, pid);
 	load = malloc(sizeof(*load));
 	if (!load)
 		return -ENOMEM;
@@ -168,15 +189,6 @@ static int decide(struct recorder *r, pid_t pid, bool held)
 	reason = cannot_load(r, observer, sizeof(observer));
 	if (reason)
 		return refuse(r, pid, -EPERM, reason);
-	/* a launched command, or a target that imports torch later: uprobes are attached
-	 * while ld.so holds it, before its first operator; the observer could only be loaded
-	 * once the import is done, with the first operators (and the Python stack of each)
-	 * missed: auto keeps the whole run, --ops inprocess the lower cost */
-	if (held && r->opts.ops_mode == OPS_AUTO)
-		return refuse(
-		    r, pid, 0,
-		    "libtorch loaded after the attach: the observer could only be loaded once the "
-		    "import is done, after the first operators (--ops inprocess does that)");
 	if (held && !r->late)
 		return refuse(r, pid, -ENOTSUP, "no loader thread");
 	return queue_load(r, pid, held);
@@ -222,7 +234,7 @@ int recorder_finish_torch_load(struct recorder *r, pid_t pid,
 		snprintf(copy.message, sizeof(copy.message),
 			 "loaded, but its records probe could not be attached: %s", strerror(-err));
 	}
-	return fall_back(r, pid, &copy, false);
+	return fall_back(r, pid, &copy, false, true);
 }
 
 /* Whether every observer loaded at the attach said it is on. */

@@ -8,12 +8,13 @@ libtorch_aten_like_cuda.so (tests/targets/cuda/aten_like.cu), for the CUPTI brid
 Imports torch, initialises CUDA (one launch), and with --observer loads gpuspy's observer
 itself, as an earlier attach would have left it. Prints READY, waits for a line on the FIFO
 (opened read-write: the wait is a read()), runs N iterations of a small torch step and of the
-library's linear operator (kernel launches), waits for the GPU, prints "DONE N", then waits for
-a second line before it exits."""
+library's linear operator (kernel launches) over a second, waits for the GPU, prints "DONE N",
+then waits for a second line before it exits."""
 import argparse
 import ctypes
 import os
 import sys
+import time
 
 import torch
 
@@ -45,6 +46,9 @@ def main():
     for _ in range(args.iters):
         torch.relu(x @ w).sum().backward()
         cuda.aten_like_linear(1)
+        # spread over a second: the bridge's CUPTI session, turned on by the same attach,
+        # starts a few polls later than the observer, and records only from then on
+        time.sleep(1.0 / args.iters)
     cuda.aten_like_item()  # waits for the GPU
     if cuda.aten_like_finish():
         raise SystemExit("torch_cuda: a CUDA call failed")
