@@ -100,13 +100,6 @@ static void set_result(struct bridge_inject_result *res, uint32_t outcome, int e
 	va_end(ap);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* glibc 2.34+ has dlopen in libc itself; older ones in libdl, with libpthread's own syscall
  * wrappers beside libc's. */
 static bool is_libc(const char *base)
@@ -131,7 +124,7 @@ static void note_libc(struct target *t, const struct proc_mapping *m)
 
 	if (t->nlibc_text < MAX_LIBC_TEXT)
 		t->libc_text[t->nlibc_text++] = (struct range){m->start, m->end};
-	if (!t->restorer && !strncmp(base_name(m->path), "libc", 4))
+	if (!t->restorer && !strncmp(proc_maps_file_name(m->path), "libc", 4))
 		t->restorer = remote_frame_find_restorer(t->pid, m->start, m->end);
 	proc_maps_host_path(t->pid, m->path, host, sizeof(host));
 	if (elf_find_functions(host, names, 2, false, off) <= 0)
@@ -162,7 +155,7 @@ static int scan_mapping(void *ctx, const struct proc_mapping *m)
 
 	if (is_bridge(t, m))
 		return find_late_start(ctx, m);
-	if (m->exec && is_libc(base_name(m->path)))
+	if (m->exec && is_libc(proc_maps_file_name(m->path)))
 		note_libc(t, m);
 	if (m->exec && !t->ldso.end && proc_maps_is_ldso(m->path))
 		t->ldso = *m;

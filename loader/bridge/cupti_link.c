@@ -17,6 +17,7 @@
 #include "lib/pid_list.h"
 #include "loader/bridge/cupti_link.h"
 #include "loader/proc/elf_symbols.h"
+#include "loader/proc/proc_maps.h"
 #include "loader/session/uprobe_multi.h"
 #include "output/trace/trace_format.h"
 #include "output/trace/trace_writer.h"
@@ -197,11 +198,9 @@ static void reaper_stop(struct reaper *r)
 
 bool cupti_link_is_bridge(const char *host_path)
 {
-	const char *base = strrchr(host_path, '/');
 	uint64_t delta;
 
-	base = base ? base + 1 : host_path;
-	return strstr(base, "gpuspy_cupti") &&
+	return strstr(proc_maps_file_name(host_path), "gpuspy_cupti") &&
 	       !elf_symbol_distance(host_path, BRIDGE_SEMAPHORE, BRIDGE_SEMAPHORE, &delta, NULL);
 }
 

@@ -27,13 +27,6 @@ bool torch_observer_path(char *path, size_t len)
 	return gpuspy_library_path(TORCH_OBSERVER_NAME, "GPUSPY_TORCH_OBSERVER", path, len);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 struct scan {
 	pid_t pid;
 	struct torch_load *out;
@@ -51,7 +44,7 @@ static int scan_mapping(void *ctx, const struct proc_mapping *m)
 	char host[PATH_MAX + 32];
 
 	if (!s->found) {
-		if (strncmp(base_name(m->path), LIBTORCH_PREFIX, strlen(LIBTORCH_PREFIX)))
+		if (strncmp(proc_maps_file_name(m->path), LIBTORCH_PREFIX, strlen(LIBTORCH_PREFIX)))
 			return 0;
 		s->found = true;
 		s->dev = m->dev;
@@ -131,7 +124,7 @@ static int find_observer(void *ctx, const struct proc_mapping *m)
 {
 	struct mapped *s = ctx;
 
-	if (s->found || !m->exec || strcmp(base_name(m->path), TORCH_OBSERVER_NAME))
+	if (s->found || !m->exec || strcmp(proc_maps_file_name(m->path), TORCH_OBSERVER_NAME))
 		return 0;
 	s->found = true;
 	snprintf(s->out->path, sizeof(s->out->path), "%s", m->path);

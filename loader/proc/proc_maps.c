@@ -73,10 +73,16 @@ void proc_maps_host_path(pid_t pid, const char *path, char *buf, size_t len)
 	snprintf(buf, len, "/proc/%d/root%s", pid, path);
 }
 
+const char *proc_maps_file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 bool proc_maps_is_ldso(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = proc_maps_file_name(path);
 
-	base = base ? base + 1 : path;
 	return !strncmp(base, "ld-linux", 8) || (!strncmp(base, "ld-", 3) && strstr(base, ".so"));
 }

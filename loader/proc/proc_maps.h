@@ -23,6 +23,8 @@ typedef int (*proc_maps_fn)(void *ctx, const struct proc_mapping *m);
 int proc_maps_for_each(pid_t pid, proc_maps_fn fn, void *ctx);
 /* The mapping that holds `addr`: 0, -ENOENT, or -errno. */
 int proc_maps_find(pid_t pid, uint64_t addr, struct proc_mapping *out);
+/* The file name of a path, after its last '/'. */
+const char *proc_maps_file_name(const char *path);
 /* Whether a mapped file is the dynamic loader (ld-linux-x86-64.so.2, ld-2.31.so, ...). */
 bool proc_maps_is_ldso(const char *path);
 /* "/proc/PID/root<path>": the process's own file, also inside a container. */
