@@ -83,6 +83,15 @@ int bridge_records_regs(struct pt_regs *ctx)
 	return copy_batch((const void *)PT_REGS_PARM1(ctx), (long)PT_REGS_PARM2(ctx));
 }
 
+/* Attached only for its semaphore, as a uprobe_multi link at a site the loader reads from the
+ * file's notes (flush requests, the observer's shapes): such links detach together, in one
+ * grace period (loader/session/link_batch.h). */
+SEC("uprobe")
+int bridge_semaphore(struct pt_regs *ctx)
+{
+	return 0;
+}
+
 /* Attached only for its semaphore (the flush request); the bridge's answer is a
  * GS_BRIDGE_FLUSHED status record in its last batch. */
 SEC("usdt")

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,8 +15,10 @@
 #include "lib/messages.h"
 #include "lib/pid_list.h"
 #include "loader/bridge/cupti_link.h"
+#include "loader/bridge/usdt_site.h"
 #include "loader/proc/elf_symbols.h"
 #include "loader/proc/proc_maps.h"
+#include "loader/session/link_batch.h"
 #include "loader/session/uprobe_multi.h"
 #include "output/trace/trace_format.h"
 #include "output/trace/trace_writer.h"
@@ -46,15 +47,16 @@ struct probe_link {
 struct bridge_target {
 	char *path;
 	pid_t pid;
+	uint64_t file_key;
 	struct probe_link records; /* gpuspy:records, which turns the bridge on */
 };
 
 /* Where a bridge file's gpuspy:records probe is, from its USDT note: file offsets of the probe
  * and of its semaphore. `regs`: its two arguments are in the first two argument registers, so
  * bridge_records_regs can take it as a plain uprobe. */
+/* The probe sites of one bridge file. */
 struct bridge_site {
-	uint64_t off, sema;
-	bool regs;
+	struct usdt_site records, flushed;
 };
 
 /*
@@ -88,7 +90,7 @@ struct cupti_link {
 	struct bridge_target *targets; /* for the flush request */
 	size_t ntargets, targets_cap;
 	struct key_index ix_targets; /* (file key, pid) */
-	struct bpf_link **links;     /* gpuspy:flushed, at the end */
+	struct probe_link *links;    /* attached for their semaphores: flush requests, shapes */
 	size_t nlinks, links_cap;
 	struct bridge_proc *procs;
 	size_t nprocs, procs_cap;
@@ -224,93 +226,32 @@ static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *p
 	return attach_usdt_of(cl, prog, t->pid, t->path, "gpuspy", name);
 }
 
-/* A file offset of `vaddr` through the loadable segments; false when none holds it. */
-static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return true;
-		}
-	return false;
-}
-
-/* The gpuspy:records note of a bridge file (SystemTap SDT v3: location, base and semaphore
- * addresses, then provider, name and argument strings). */
-static void find_site(Elf *elf, struct bridge_site *site)
-{
-	uint64_t base = 0, addr[3];
-	Elf_Scn *scn = NULL, *notes = NULL;
-	GElf_Shdr sh;
-	size_t shstr, at = 0, name_at, desc_at;
-	GElf_Nhdr nh;
-	Elf_Data *d;
-
-	if (elf_getshdrstrndx(elf, &shstr))
-		return;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh)) {
-			const char *name = elf_strptr(elf, shstr, sh.sh_name);
-
-			if (name && !strcmp(name, ".stapsdt.base"))
-				base = sh.sh_addr;
-			else if (name && sh.sh_type == SHT_NOTE && !strcmp(name, ".note.stapsdt"))
-				notes = scn;
-		}
-	d = notes ? elf_getdata(notes, NULL) : NULL;
-	while (d && (at = gelf_getnote(d, at, &nh, &name_at, &desc_at)) > 0) {
-		const char *desc = (const char *)d->d_buf + desc_at, *end = desc + nh.n_descsz;
-		const char *provider = desc + sizeof(addr), *probe, *args;
-
-		if (nh.n_type != 3 || nh.n_namesz != 8 ||
-		    memcmp((const char *)d->d_buf + name_at, "stapsdt", 8) ||
-		    nh.n_descsz <= sizeof(addr) || end[-1] != '\0')
-			continue;
-		memcpy(addr, desc, sizeof(addr));
-		probe = provider + strlen(provider) + 1;
-		args = probe < end ? probe + strlen(probe) + 1 : end;
-		if (args >= end || strcmp(provider, "gpuspy") || strcmp(probe, "records"))
-			continue;
-		if (base && addr[1])
-			addr[0] += base - addr[1]; /* prelinked */
-		site->regs = (!strcmp(args, "8@%rdi 8@%rsi") || !strcmp(args, "8@%rdi -8@%rsi")) &&
-			     file_offset(elf, addr[0], &site->off) &&
-			     (!addr[2] || file_offset(elf, addr[2], &site->sema));
-		return;
-	}
-}
-
-/* The bridge file's probe site, read once per file. */
+/* The bridge file's probe sites, read once per file. */
 static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *path,
 					     uint64_t file_key)
 {
+	static const char *const names[] = {"records", "flushed"};
 	struct bridge_site *site;
+	struct usdt_site found[2];
 	size_t i;
-	Elf *elf;
-	int fd;
 
 	if (key_index_find(&cl->ix_sites, file_key, 0, &i))
 		return &cl->sites[i];
 	site = array_grow((void **)&cl->sites, &cl->nsites, &cl->sites_cap, sizeof(*site));
 	if (!site || key_index_put(&cl->ix_sites, file_key, 0, cl->nsites - 1))
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return site;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		find_site(elf, site);
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	usdt_sites_find(path, "gpuspy", names, found, 2);
+	site->records = found[0];
+	site->flushed = found[1];
 	return site;
+}
+
+/* Whether gpuspy:records passes its two arguments in registers, where bridge_records_regs
+ * reads them. */
+static bool records_in_regs(const struct usdt_site *records)
+{
+	return records->found && (!strcmp(records->args, "8@%rdi 8@%rsi") ||
+				  !strcmp(records->args, "8@%rdi -8@%rsi"));
 }
 
 /* gpuspy:records in one process (or all): where the note puts its arguments in registers, a
@@ -322,19 +263,19 @@ static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64
 	struct bpf_program *regs = cl->skel->progs.bridge_records_regs;
 
 	t->records = (struct probe_link){.fd = -1};
-	if (site && site->regs &&
+	if (site && records_in_regs(&site->records) &&
 	    bpf_program__expected_attach_type(regs) ==
 		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
 		t->records.fd =
-		    uprobe_multi_attach_one(bpf_program__fd(regs), t->path, site->off, site->sema,
-					    t->pid > 0 ? (uint32_t)t->pid : 0);
+		    uprobe_multi_attach_one(bpf_program__fd(regs), t->path, site->records.off,
+					    site->records.sema, t->pid > 0 ? (uint32_t)t->pid : 0);
 		return t->records.fd < 0 ? t->records.fd : 0;
 	}
-	if (site && site->regs) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = (size_t)site->sema);
+	if (site && records_in_regs(&site->records)) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .ref_ctr_offset = (size_t)site->records.sema);
 
 		t->records.link = bpf_program__attach_uprobe_opts(regs, t->pid, t->path,
-								  (size_t)site->off, &opts);
+								  (size_t)site->records.off, &opts);
 	} else {
 		t->records.link = attach_usdt(cl, cl->skel->progs.bridge_records, t, "records");
 	}
@@ -342,32 +283,61 @@ static int attach_records(struct cupti_link *cl, struct bridge_target *t, uint64
 }
 
 /* A probe attached for its semaphore alone: kept until detach. */
-static int keep_link(struct cupti_link *cl, struct bpf_link *link)
+static int keep_link(struct cupti_link *cl, struct probe_link link)
 {
-	struct bpf_link **slot;
+	struct probe_link *slot;
 
-	if (!link)
+	if (!link.link && link.fd < 0)
 		return -errno;
 	slot = array_grow((void **)&cl->links, &cl->nlinks, &cl->links_cap, sizeof(*slot));
 	if (!slot) {
-		bpf_link__destroy(link);
+		destroy_link(&cl->reaper, link);
 		return -ENOMEM;
 	}
 	*slot = link;
 	return 0;
 }
 
+/* A probe at `site`, in process `pid` (-1: all), attached for its semaphore alone: a
+ * uprobe_multi link where the program allows it, libbpf's USDT support otherwise. */
+static int attach_semaphore(struct cupti_link *cl, const struct usdt_site *site, pid_t pid,
+			    const char *path, const char *provider, const char *name)
+{
+	struct bpf_program *multi = cl->skel->progs.bridge_semaphore;
+	struct probe_link link = {.fd = -1};
+
+	if (site && site->found &&
+	    bpf_program__expected_attach_type(multi) ==
+		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
+		link.fd = uprobe_multi_attach_one(bpf_program__fd(multi), path, site->off,
+						  site->sema, pid > 0 ? (uint32_t)pid : 0);
+		if (link.fd < 0)
+			return link.fd;
+	} else {
+		/* bridge_flushed does nothing: any program raises the semaphore it is attached
+		 * with */
+		link.link =
+		    attach_usdt_of(cl, cl->skel->progs.bridge_flushed, pid, path, provider, name);
+	}
+	return keep_link(cl, link);
+}
+
 /* The flush request's probe. */
 static int attach_flushed(struct cupti_link *cl, const struct bridge_target *t)
 {
-	return keep_link(cl, attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "flushed"));
+	const struct bridge_site *site = bridge_site(cl, t->path, t->file_key);
+
+	return attach_semaphore(cl, site ? &site->flushed : NULL, t->pid, t->path, "gpuspy",
+				"flushed");
 }
 
 int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t pid)
 {
-	/* bridge_flushed does nothing: any program raises the semaphore it is attached with */
-	return keep_link(cl, attach_usdt_of(cl, cl->skel->progs.bridge_flushed, pid, host_path,
-					    "gpuspy_torch", "shapes"));
+	static const char *const names[] = {"shapes"};
+	struct usdt_site site;
+
+	usdt_sites_find(host_path, "gpuspy_torch", names, &site, 1);
+	return attach_semaphore(cl, &site, pid, host_path, "gpuspy_torch", "shapes");
 }
 
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)
@@ -385,6 +355,7 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	t->path = strdup(host_path);
 	if (!t->path)
 		return -ENOMEM;
+	t->file_key = file_key;
 	err = attach_records(cl, t, file_key);
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
@@ -596,26 +567,35 @@ uint64_t cupti_link_gaps(const struct cupti_link *cl)
 	return cl ? cl->gaps : 0;
 }
 
-void cupti_link_detach(struct cupti_link *cl)
+void cupti_link_detach(struct cupti_link *cl, struct link_batch *batch)
 {
 	if (!cl)
 		return;
-	/* concurrent detaches of uprobe_multi links share their grace periods */
-	for (size_t i = 0; i < cl->ntargets; i++) {
-		reap_later(&cl->reaper, cl->targets[i].records);
-		cl->targets[i].records = (struct probe_link){.fd = -1};
-	}
-	for (size_t i = 0; i < cl->nlinks; i++)
-		destroy_link(&cl->reaper, (struct probe_link){.link = cl->links[i], .fd = -1});
-	cl->nlinks = 0;
+	/* the probes of processes that exited, queued before */
 	reaper_stop(&cl->reaper);
+	for (size_t i = 0; i < cl->ntargets; i++) {
+		struct probe_link *p = &cl->targets[i].records;
+
+		link_batch_add_fd(batch, p->fd);
+		link_batch_add(batch, p->link, &cl->reaper.usdt_lock);
+		*p = (struct probe_link){.fd = -1};
+	}
+	for (size_t i = 0; i < cl->nlinks; i++) {
+		link_batch_add_fd(batch, cl->links[i].fd);
+		link_batch_add(batch, cl->links[i].link, &cl->reaper.usdt_lock);
+	}
+	cl->nlinks = 0;
 }
 
 void cupti_link_free(struct cupti_link *cl)
 {
+	struct link_batch batch;
+
 	if (!cl)
 		return;
-	cupti_link_detach(cl);
+	link_batch_init(&batch);
+	cupti_link_detach(cl, &batch);
+	link_batch_free(&batch);
 	for (size_t i = 0; i < cl->ntargets; i++)
 		free(cl->targets[i].path);
 	free(cl->targets);

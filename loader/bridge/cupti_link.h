@@ -15,6 +15,7 @@
 #include "bpf/records.h"
 
 struct cupti_bpf;
+struct link_batch;
 struct cupti_link;
 struct pid_list;
 struct trace_writer;
@@ -53,7 +54,8 @@ uint64_t cupti_link_gaps(const struct cupti_link *cl);
 void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead);
 /* Per-process entries kept: attachments to one process's bridge, bridge states. */
 size_t cupti_link_tracked(const struct cupti_link *cl);
-void cupti_link_detach(struct cupti_link *cl);
+/* Hands the bridges' probes to `batch` to detach (NULL: detached here). */
+void cupti_link_detach(struct cupti_link *cl, struct link_batch *batch);
 void cupti_link_free(struct cupti_link *cl);
 
 #endif /* GPUSPY_CUPTI_LINK_H */

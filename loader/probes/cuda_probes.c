@@ -17,6 +17,7 @@
 #include "loader/probes/cuda_probes.h"
 #include "loader/proc/elf_symbols.h"
 #include "loader/proc/proc_maps.h"
+#include "loader/session/link_batch.h"
 #include "loader/session/uprobe_multi.h"
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_writer.h"
@@ -502,23 +503,35 @@ size_t cuda_probes_tracked(const struct cuda_probes *cp)
 	return cp ? cp->reported.n : 0;
 }
 
-void cuda_probes_detach(struct cuda_probes *cp)
+void cuda_probes_detach_watches(struct cuda_probes *cp, struct link_batch *batch)
 {
 	if (!cp)
 		return;
 	for (size_t i = 0; i < cp->nlinks; i++)
-		bpf_link__destroy(cp->links[i]);
+		link_batch_add(batch, cp->links[i], NULL);
+	cp->nlinks = 0;
+}
+
+void cuda_probes_detach(struct cuda_probes *cp, struct link_batch *batch)
+{
+	if (!cp)
+		return;
+	cuda_probes_detach_watches(cp, batch);
 	for (size_t i = 0; i < cp->nfds; i++)
-		close(cp->fds[i]);
+		link_batch_add_fd(batch, cp->fds[i]);
 	cp->nlinks = cp->nfds = 0;
 	cp->detached = true;
 }
 
 void cuda_probes_free(struct cuda_probes *cp)
 {
+	struct link_batch batch;
+
 	if (!cp)
 		return;
-	cuda_probes_detach(cp);
+	link_batch_init(&batch);
+	cuda_probes_detach(cp, &batch);
+	link_batch_free(&batch);
 	free(cp->links);
 	free(cp->fds);
 	free(cp->libs);

@@ -18,6 +18,7 @@
 struct cuda_bpf;
 struct cuda_probes;
 struct cupti_link;
+struct link_batch;
 struct pid_list;
 struct trace_writer;
 
@@ -51,8 +52,11 @@ void cuda_probes_exempt_thread(struct cuda_probes *cp, pid_t tid, bool exempt);
 void cuda_probes_forget(struct cuda_probes *cp, const struct pid_list *dead);
 /* Per-process entries kept: (process, library) pairs reported. */
 size_t cuda_probes_tracked(const struct cuda_probes *cp);
-/* Detaches every uprobe; later calls only resume held processes. */
-void cuda_probes_detach(struct cuda_probes *cp);
+/* Hands ld.so's watches to `batch` to detach: no library loaded from then on gets probes. */
+void cuda_probes_detach_watches(struct cuda_probes *cp, struct link_batch *batch);
+/* Hands every uprobe to `batch` to detach (NULL: detached here, one by one); later calls only
+ * resume held processes. */
+void cuda_probes_detach(struct cuda_probes *cp, struct link_batch *batch);
 void cuda_probes_free(struct cuda_probes *cp);
 
 #endif /* GPUSPY_CUDA_PROBES_H */

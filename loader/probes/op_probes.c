@@ -17,12 +17,14 @@
 #include "loader/probes/op_symbols.h"
 #include "loader/proc/elf_symbols.h"
 #include "loader/proc/proc_maps.h"
+#include "loader/session/link_batch.h"
 #include "loader/session/unwind_fix.h"
 #include "loader/session/uprobe_multi.h"
 #include "ops.skel.h"
 #include "output/trace/trace_writer.h"
 
-#define NOT_OPS (SIZE_MAX - 1) /* examined: no operators (key_index value) */
+#define NOT_OPS	   (SIZE_MAX - 1) /* examined: no operators (key_index value) */
+#define UNEXAMINED (SIZE_MAX - 2) /* not cached: examined again at the next scan */
 
 /* The entry points of a C++ unwinder (libgcc_s, LLVM's libunwind) that start unwinding a stack:
  * bpf/ops.bpf.c's op_unwind must run there wherever operators have return probes. */
@@ -136,34 +138,6 @@ static int probe_library(struct op_probes *op, struct op_lib *lib, const char *p
 	return err;
 }
 
-/* Examines a file not seen before: sets *idx to its index in libs or NOT_OPS. */
-static int examine_file(struct op_probes *op, pid_t pid, const struct proc_mapping *m, size_t *idx)
-{
-	char path[PATH_MAX + 32];
-	struct op_symbol *syms;
-	struct op_lib *lib;
-	size_t n;
-	int err;
-
-	*idx = NOT_OPS;
-	proc_maps_host_path(pid, m->path, path, sizeof(path));
-	err = op_symbols_read(path, &syms, &n);
-	if (err == -ENOMEM)
-		return err;
-	if (err <= 0)
-		return 0; /* no operators, or not a file we can read: nothing to probe */
-	lib = array_grow((void **)&op->libs, &op->nlibs, &op->libs_cap, sizeof(*lib));
-	if (!lib) {
-		op_symbols_free(syms, n);
-		return -ENOMEM;
-	}
-	lib->link = -1;
-	*idx = op->nlibs - 1;
-	err = probe_library(op, lib, path, m->path, syms, n);
-	op_symbols_free(syms, n);
-	return err;
-}
-
 static void report_lib(struct op_probes *op, pid_t pid, const struct proc_mapping *m, size_t idx)
 {
 	size_t dummy;
@@ -177,11 +151,20 @@ static void report_lib(struct op_probes *op, pid_t pid, const struct proc_mappin
 			op->libs[idx].nops, m->path, pid);
 }
 
+/* op->unwinders' values: what an executable file is to the operators' probes */
+enum unwinder_state {
+	NOT_UNWINDER = 0,
+	UNWINDER_HOOKED = 1,
+	UNWINDER_UNHOOKED = 2, /* hooked once a process that maps it maps operators */
+};
+
 struct scan_ctx {
 	struct op_probes *op;
 	pid_t pid;
 	int libs;
-	bool unwinder; /* the process maps a hooked unwinder */
+	bool unwinder; /* the process maps an unwinder */
+	bool hooked;   /* ... that is hooked */
+	bool unhooked; /* ... that is not hooked yet */
 };
 
 static int keep_unwind_link(struct op_probes *op, struct bpf_link *link)
@@ -197,19 +180,30 @@ static int keep_unwind_link(struct op_probes *op, struct bpf_link *link)
 	return 0;
 }
 
-/* Hooks the unwinder entry points a file defines (pid -1: as the operators' probes, for every
- * process that maps it); *hooked says whether it is an unwinder that is now hooked. */
-static int hook_unwinder(struct op_probes *op, pid_t pid, const struct proc_mapping *m,
-			 bool *hooked)
+/* The unwinder entry points a file defines (file offsets, 0: not defined); false when it is no
+ * unwinder. */
+static bool unwinder_entries(pid_t pid, const char *shown, uint64_t offsets[NUNWIND])
+{
+	char path[PATH_MAX + 32];
+
+	proc_maps_host_path(pid, shown, path, sizeof(path));
+	return elf_find_functions(path, unwind_entries, NUNWIND, false, offsets) > 0 && offsets[0];
+}
+
+/* Hooks the unwinder entry points of a file (pid -1: as the operators' probes, for every
+ * process that maps it). Perf-event uprobes: op_unwind holds the thread with a signal sent
+ * from the probe, which a uprobe_multi program sends later, through irq_work (tried: ld.so's
+ * holds then missed their mark). 0, or -ENOMEM; *hooked: whether it is hooked now. */
+static int hook_unwinder(struct op_probes *op, pid_t pid, const char *shown, bool *hooked)
 {
 	uint64_t offsets[NUNWIND];
 	char path[PATH_MAX + 32];
 	size_t n = 0;
 
 	*hooked = false;
-	proc_maps_host_path(pid, m->path, path, sizeof(path));
-	if (elf_find_functions(path, unwind_entries, NUNWIND, false, offsets) <= 0 || !offsets[0])
+	if (!unwinder_entries(pid, shown, offsets))
 		return 0;
+	proc_maps_host_path(pid, shown, path, sizeof(path));
 	for (size_t i = 0; i < NUNWIND; i++) {
 		struct bpf_link *link;
 
@@ -218,7 +212,7 @@ static int hook_unwinder(struct op_probes *op, pid_t pid, const struct proc_mapp
 		link = bpf_program__attach_uprobe_opts(op->skel->progs.op_unwind, -1, path,
 						       (size_t)offsets[i], NULL);
 		if (!link) {
-			gs_warn("cannot hook %s in %s: %s", unwind_entries[i], m->path,
+			gs_warn("cannot hook %s in %s: %s", unwind_entries[i], shown,
 				strerror(errno));
 			return 0;
 		}
@@ -226,12 +220,35 @@ static int hook_unwinder(struct op_probes *op, pid_t pid, const struct proc_mapp
 			return -ENOMEM;
 		n++;
 	}
-	gs_debug("hooked %zu unwinder entry points of %s", n, m->path);
+	gs_debug("hooked %zu unwinder entry points of %s", n, shown);
 	*hooked = true;
 	return 0;
 }
 
+/* Notes which unwinders the process maps, reading a file's symbols once. */
 static int on_unwinder_mapping(void *ctx, const struct proc_mapping *m)
+{
+	struct scan_ctx *c = ctx;
+	struct op_probes *op = c->op;
+	uint64_t offsets[NUNWIND];
+	size_t known;
+
+	if (!m->exec)
+		return 0;
+	if (!key_index_find(&op->unwinders, m->dev, m->ino, &known)) {
+		known =
+		    unwinder_entries(c->pid, m->path, offsets) ? UNWINDER_UNHOOKED : NOT_UNWINDER;
+		if (key_index_put(&op->unwinders, m->dev, m->ino, known))
+			return -ENOMEM;
+	}
+	c->unwinder |= known != NOT_UNWINDER;
+	c->hooked |= known == UNWINDER_HOOKED;
+	c->unhooked |= known == UNWINDER_UNHOOKED;
+	return 0;
+}
+
+/* Hooks an unwinder the process maps that is not hooked yet. */
+static int hook_mapping(void *ctx, const struct proc_mapping *m)
 {
 	struct scan_ctx *c = ctx;
 	struct op_probes *op = c->op;
@@ -239,18 +256,74 @@ static int on_unwinder_mapping(void *ctx, const struct proc_mapping *m)
 	bool hooked;
 	int err;
 
-	if (!m->exec)
+	if (!m->exec || !key_index_find(&op->unwinders, m->dev, m->ino, &known) ||
+	    known != UNWINDER_UNHOOKED)
 		return 0;
-	if (!key_index_find(&op->unwinders, m->dev, m->ino, &known)) {
-		err = hook_unwinder(op, c->pid, m, &hooked);
-		if (err)
-			return err;
-		known = hooked;
-		if (key_index_put(&op->unwinders, m->dev, m->ino, known))
-			return -ENOMEM;
+	err = hook_unwinder(op, c->pid, m->path, &hooked);
+	if (err)
+		return err;
+	c->hooked |= hooked;
+	return key_index_put(&op->unwinders, m->dev, m->ino,
+			     hooked ? UNWINDER_HOOKED : NOT_UNWINDER)
+		   ? -ENOMEM
+		   : 0;
+}
+
+/*
+ * The process's unwinder is hooked before its operators are probed (see op_unwind), and only
+ * then: a hook is a perf-event uprobe, whose detach waits for a grace period under the
+ * kernel's event_mutex, one after the other, and every C++ process maps an unwinder. Hooked
+ * at every scan of a process without operators, they took most of the time from Ctrl-C to a
+ * CUDA program's table. false: not hooked, the operators are not probed.
+ */
+static bool unwinder_ready(struct scan_ctx *c, int *err)
+{
+	/* every unwinder it maps: libstdc++ throws through libgcc_s, and a process may map
+	 * LLVM's libunwind beside it */
+	if (c->unhooked) {
+		int r = proc_maps_for_each(c->pid, hook_mapping, c);
+
+		/* a process that exited meanwhile is no error: its operators are not probed */
+		*err = r == -ENOMEM ? r : 0;
+		c->unhooked = false;
 	}
-	c->unwinder |= known == 1;
-	return 0;
+	return c->hooked && !*err;
+}
+
+/* Examines a file not seen before: sets *idx to its index in libs, NOT_OPS, or UNEXAMINED
+ * (operators, but the process's unwinder could not be hooked: not probed). */
+static int examine_file(struct op_probes *op, struct scan_ctx *c, const struct proc_mapping *m,
+			size_t *idx)
+{
+	char path[PATH_MAX + 32];
+	struct op_symbol *syms;
+	struct op_lib *lib;
+	size_t n;
+	int err = 0;
+
+	*idx = NOT_OPS;
+	proc_maps_host_path(c->pid, m->path, path, sizeof(path));
+	err = op_symbols_read(path, &syms, &n);
+	if (err == -ENOMEM)
+		return err;
+	if (err <= 0)
+		return 0; /* no operators, or not a file we can read: nothing to probe */
+	err = 0;
+	if (!unwinder_ready(c, &err)) {
+		op_symbols_free(syms, n);
+		*idx = UNEXAMINED;
+		return err;
+	}
+	lib = array_grow((void **)&op->libs, &op->nlibs, &op->libs_cap, sizeof(*lib));
+	if (!lib) {
+		op_symbols_free(syms, n);
+		return -ENOMEM;
+	}
+	lib->link = -1;
+	*idx = op->nlibs - 1;
+	err = probe_library(op, lib, path, m->path, syms, n);
+	op_symbols_free(syms, n);
+	return err;
 }
 
 static int on_mapping(void *ctx, const struct proc_mapping *m)
@@ -258,26 +331,26 @@ static int on_mapping(void *ctx, const struct proc_mapping *m)
 	struct scan_ctx *c = ctx;
 	struct op_probes *op = c->op;
 	size_t idx;
-	int err;
+	int err = 0;
 
 	if (!m->exec)
 		return 0;
 	if (!key_index_find(&op->files, m->dev, m->ino, &idx)) {
-		err = examine_file(op, c->pid, m, &idx);
-		if (err)
+		err = examine_file(op, c, m, &idx);
+		if (err || idx == UNEXAMINED)
 			return err;
 		if (key_index_put(&op->files, m->dev, m->ino, idx))
 			return -ENOMEM;
 	}
-	if (idx == NOT_OPS)
-		return 0;
+	if (idx == NOT_OPS || !unwinder_ready(c, &err))
+		return err;
 	c->libs++;
 	report_lib(op, c->pid, m, idx);
 	return 0;
 }
 
-/* Operators are only probed in a process whose unwinder is hooked first: see op_unwind. */
-static bool unwinder_hooked(struct op_probes *op, struct scan_ctx *c)
+/* Operators are only probed in a process that maps an unwinder: see op_unwind. */
+static bool maps_unwinder(struct op_probes *op, struct scan_ctx *c)
 {
 	size_t dummy;
 	int err = proc_maps_for_each(c->pid, on_unwinder_mapping, c);
@@ -299,7 +372,7 @@ int op_probes_scan(struct op_probes *op, pid_t pid)
 
 	if (!op || op->detached)
 		return 0;
-	if (!unwinder_hooked(op, &c))
+	if (!maps_unwinder(op, &c))
 		return 0;
 	err = proc_maps_for_each(pid, on_mapping, &c);
 	return err ? err : c.libs;
@@ -318,22 +391,34 @@ size_t op_probes_tracked(const struct op_probes *op)
 	return op ? op->reported.n + op->warned.n : 0;
 }
 
-void op_probes_detach(struct op_probes *op)
+void op_probes_detach(struct op_probes *op, struct link_batch *batch)
+{
+	bool probed = false;
+
+	if (!op)
+		return;
+	for (size_t i = 0; i < op->nlibs; i++) {
+		probed |= op->libs[i].link >= 0;
+		link_batch_add_fd(batch, op->libs[i].link);
+		op->libs[i].link = -1;
+	}
+	/* no operator was probed, so none of their returns can be pending: the unwinder hooks
+	 * may go with the rest */
+	if (!probed)
+		op_probes_detach_unwinders(op, batch);
+	op->detached = true;
+}
+
+/* The unwinder hooks go last: they are needed while a return may be pending (and still are
+ * after gpuspy exits, for an operator that was running then and throws later: a window no
+ * uretprobe-based tool can close). */
+void op_probes_detach_unwinders(struct op_probes *op, struct link_batch *batch)
 {
 	if (!op)
 		return;
-	for (size_t i = 0; i < op->nlibs; i++)
-		if (op->libs[i].link >= 0) {
-			close(op->libs[i].link);
-			op->libs[i].link = -1;
-		}
-	/* the unwinder hooks go last: they are needed while a return may be pending (and still
-	 * are after gpuspy exits, for an operator that was running then and throws later: a
-	 * window no uretprobe-based tool can close) */
 	for (size_t i = 0; i < op->nunwind; i++)
-		bpf_link__destroy(op->unwind_links[i]);
+		link_batch_add(batch, op->unwind_links[i], NULL);
 	op->nunwind = 0;
-	op->detached = true;
 }
 
 void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec)
@@ -350,9 +435,15 @@ void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec)
 
 void op_probes_free(struct op_probes *op)
 {
+	struct link_batch batch;
+
 	if (!op)
 		return;
-	op_probes_detach(op);
+	link_batch_init(&batch);
+	op_probes_detach(op, &batch);
+	link_batch_close(&batch);
+	op_probes_detach_unwinders(op, &batch);
+	link_batch_free(&batch);
 	free(op->libs);
 	free(op->unwind_links);
 	key_index_free(&op->unwinders);

@@ -20,6 +20,7 @@
 
 struct gs_hdr;
 struct ops_bpf;
+struct link_batch;
 struct op_probes;
 struct pid_list;
 struct trace_writer;
@@ -39,8 +40,10 @@ void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec);
 void op_probes_forget(struct op_probes *op, const struct pid_list *dead);
 /* Per-process entries kept: (process, library) pairs said, processes warned about. */
 size_t op_probes_tracked(const struct op_probes *op);
-/* Detaches every probe; later scans do nothing. */
-void op_probes_detach(struct op_probes *op);
+/* Hands the operators' probes to `batch` to detach (NULL: detached here); later scans do
+ * nothing. The unwinder hooks stay until op_probes_detach_unwinders(), once those are gone. */
+void op_probes_detach(struct op_probes *op, struct link_batch *batch);
+void op_probes_detach_unwinders(struct op_probes *op, struct link_batch *batch);
 void op_probes_free(struct op_probes *op);
 
 #endif /* GPUSPY_OP_PROBES_H */

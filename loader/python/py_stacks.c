@@ -19,6 +19,7 @@
 #include "loader/python/py_runtime.h"
 #include "loader/python/py_stacks.h"
 #include "loader/session/bpf_session.h"
+#include "loader/session/link_batch.h"
 #include "output/trace/trace_writer.h"
 #include "python.skel.h"
 
@@ -444,13 +445,13 @@ int py_stacks_attach_sampler(struct py_stacks *ps, uint32_t hz)
 	return 0;
 }
 
-void py_stacks_detach(struct py_stacks *ps)
+void py_stacks_detach(struct py_stacks *ps, struct link_batch *batch)
 {
 	if (!ps)
 		return;
 	/* a perf-event link owns its event fd and closes it */
 	for (size_t i = 0; i < ps->nlinks; i++)
-		bpf_link__destroy(ps->links[i]);
+		link_batch_add(batch, ps->links[i], NULL);
 	ps->nlinks = 0;
 }
 
@@ -470,7 +471,7 @@ void py_stacks_free(struct py_stacks *ps)
 {
 	if (!ps)
 		return;
-	py_stacks_detach(ps);
+	py_stacks_detach(ps, NULL);
 	free(ps->links);
 	for (size_t i = 0; i < ps->nprocs; i++) {
 		if (!ps->procs[i])

@@ -21,6 +21,7 @@
 #include "bpf/records.h"
 
 struct bpf_session;
+struct link_batch;
 struct pid_list;
 struct py_stacks;
 struct trace_writer;
@@ -45,8 +46,9 @@ void py_stacks_forget(struct py_stacks *ps, const struct pid_list *dead);
 size_t py_stacks_tracked(const struct py_stacks *ps);
 /* Starts the CPU sampler: a cpu-clock perf event per online CPU, every 1/hz s. 0 or -errno. */
 int py_stacks_attach_sampler(struct py_stacks *ps, uint32_t hz);
-/* Stops the sampler; records already in the ring buffer are still taken. */
-void py_stacks_detach(struct py_stacks *ps);
+/* Stops the sampler, its links handed to `batch` (NULL: closed here); records already in the
+ * ring buffer are still taken. */
+void py_stacks_detach(struct py_stacks *ps, struct link_batch *batch);
 void py_stacks_free(struct py_stacks *ps);
 
 #endif /* GPUSPY_PY_STACKS_H */

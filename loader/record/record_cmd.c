@@ -35,6 +35,7 @@
 #include "loader/record/step_window.h"
 #include "loader/session/bpf_session.h"
 #include "loader/session/hold_watchdog.h"
+#include "loader/session/link_batch.h"
 #include "loader/session/privileges.h"
 #include "loader/session/stats_dump.h"
 #include "output/trace/cuda_api.h"
@@ -390,9 +391,27 @@ static int poll_session(void *ctx, int timeout_ms)
 	return bpf_session_poll(ctx, timeout_ms);
 }
 
+/* Every probe, in two batches: each detach waits for a grace period, which a batch's
+ * detaches share (link_batch.h); the unwinder hooks outlast the operators' return probes. */
+static void detach_probes(struct recorder *r)
+{
+	struct link_batch batch;
+
+	link_batch_init(&batch);
+	cupti_link_detach(r->cupti, &batch);
+	cuda_probes_detach(r->cuda, &batch);
+	op_probes_detach(r->ops, &batch);
+	py_stacks_detach(r->py, &batch);
+	link_batch_close(&batch);
+	op_probes_detach_unwinders(r->ops, &batch);
+	link_batch_free(&batch);
+	bpf_session_detach(r->session);
+}
+
 /* Detach, drain what is still in the ring, then the exact statistics and the trailer. */
 static int finish_trace(struct recorder *r, const char *why)
 {
+	struct link_batch watches;
 	uint64_t now, end;
 	int err;
 
@@ -400,13 +419,15 @@ static int finish_trace(struct recorder *r, const char *why)
 	late_bridges_stop(r->late);
 	if (!r->write_err)
 		r->write_err = take_late_loads(r);
+	/* ld.so's watch, a perf-event uprobe (cuda.bpf.c: ldso_debug_state), takes longest to
+	 * detach: it starts while the bridges flush */
+	link_batch_init(&watches);
+	cuda_probes_detach_watches(r->cuda, &watches);
+	link_batch_start(&watches);
 	/* the CUPTI bridges deliver what they hold while their probes are still attached */
 	cupti_link_flush(r->cupti, poll_session, r->session, BRIDGE_FLUSH_MS);
-	cupti_link_detach(r->cupti);
-	cuda_probes_detach(r->cuda);
-	op_probes_detach(r->ops);
-	py_stacks_detach(r->py);
-	bpf_session_detach(r->session);
+	detach_probes(r);
+	link_batch_free(&watches);
 	/* a process held by ld.so's probe in the drained records is resumed there */
 	bpf_session_drain(r->session);
 	if (r->write_err) {

@@ -184,6 +184,8 @@ static int open_cupti(struct bpf_session *s, const struct bpf_session_config *cf
 	 * costs, which adds up with many short CUDA processes */
 	bpf_program__set_expected_attach_type(s->cupti->progs.bridge_records_regs,
 					      GS_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(s->cupti->progs.bridge_semaphore,
+					      GS_BPF_TRACE_UPROBE_MULTI);
 	err = share_common_maps(s->cupti->obj, s->osrt->obj);
 	if (err)
 		return err;
