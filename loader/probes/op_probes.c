@@ -191,9 +191,10 @@ static bool unwinder_entries(pid_t pid, const char *shown, uint64_t offsets[NUNW
 }
 
 /* Hooks the unwinder entry points of a file (pid -1: as the operators' probes, for every
- * process that maps it). Perf-event uprobes: op_unwind holds the thread with a signal sent
- * from the probe, which a uprobe_multi program sends later, through irq_work (tried: ld.so's
- * holds then missed their mark). 0, or -ENOMEM; *hooked: whether it is hooked now. */
+ * process that maps it). Perf-event uprobes, as always: op_unwind holds the thread with a stop
+ * signal sent from the program, which a uprobe_multi program (run with preemption off) would
+ * send through irq_work instead, not verified here. 0, or -ENOMEM; *hooked: whether it is
+ * hooked now. */
 static int hook_unwinder(struct op_probes *op, pid_t pid, const char *shown, bool *hooked)
 {
 	uint64_t offsets[NUNWIND];
