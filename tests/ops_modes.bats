@@ -208,3 +208,21 @@ go.readline()' "$WORK/libtorch_cpu.so.2.1" "$WORK/go"
 	"$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
 		jq -e 'map(.lost) | add == 0'
 }
+
+@test "in process, the operator that launched each kernel: a record_function range around CUDA launches has every recorded kernel's GPU time" {
+	local fc=$BUILD/fakecuda aten=$BUILD/targets/cuda/libtorch_aten_like_cuda.so
+	[ -e "$aten" ] || skip "needs $aten (make fakecuda)"
+	record_p "--ops auto" env LD_LIBRARY_PATH="$fc" "$PYTHON" "$ROOT/tests/targets/torch/torch_cuda.py" \
+		"$aten" --go "$WORK/go" --iters "$ITERS" --range gpuspy_test.launch
+	grep -q "PyTorch observer in pid $TARGET_PID: .*: turned on" "$WORK/gpuspy.err"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report ops --format json > "$WORK/ops.json"
+	"$GPUSPY" report "$WORK/t.gpuspy" --report cuda_gpu_kern_sum --format json > "$WORK/kern.json"
+	cat "$WORK/ops.json"
+	# every kernel in the trace was launched inside the range (the one launched before READY
+	# was before the attach): joined to it through its launch, on the launching thread
+	local kern_ns
+	kern_ns=$(jq 'map(.total_ns) | add' "$WORK/kern.json")
+	[ "$kern_ns" -gt 0 ]
+	jq -e --argjson n "$ITERS" --argjson k "$kern_ns" '.[] | select(.name == "gpuspy_test.launch") |
+		.calls == $n and .self_cuda_ns == $k and .cuda_total_ns == $k' "$WORK/ops.json"
+}

@@ -3,14 +3,17 @@
 in-process operator observer, and CUDA work on the simulated GPU through
 libtorch_aten_like_cuda.so (tests/targets/cuda/aten_like.cu), for the CUPTI bridge.
 
-    torch_cuda.py ATEN_LIB --go FIFO [--observer LIB] [--iters N]
+    torch_cuda.py ATEN_LIB --go FIFO [--observer LIB] [--iters N] [--range NAME]
 
 Imports torch, initialises CUDA (one launch), and with --observer loads gpuspy's observer
 itself, as an earlier attach would have left it. Prints READY, waits for a line on the FIFO
 (opened read-write: the wait is a read()), runs N iterations of a small torch step and of the
 library's linear operator (kernel launches) over a second, waits for the GPU, prints "DONE N",
-then waits for a second line before it exits."""
+then waits for a second line before it exits. With --range, each of the library's launches is
+inside a record_function(NAME) user range: the operator that launched those kernels, as the
+observer records it."""
 import argparse
+import contextlib
 import ctypes
 import os
 import sys
@@ -28,6 +31,7 @@ def main():
     p.add_argument("--go", required=True)
     p.add_argument("--observer")
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--range")
     args = p.parse_args()
 
     cuda = ctypes.CDLL(os.path.abspath(args.aten_lib))
@@ -45,7 +49,9 @@ def main():
     go.readline()
     for _ in range(args.iters):
         torch.relu(x @ w).sum().backward()
-        cuda.aten_like_linear(1)
+        with (torch.autograd.profiler.record_function(args.range) if args.range
+              else contextlib.nullcontext()):
+            cuda.aten_like_linear(1)
         # spread over a second: the bridge's CUPTI session, turned on by the same attach,
         # starts a few polls later than the observer, and records only from then on
         time.sleep(1.0 / args.iters)
