@@ -10,6 +10,10 @@
 #  (b) time until each has its operator table: torch.profiler from the loop's end to
 #      key_averages().table() printed; gpuspy (in-process) from its stop signal to `gpuspy
 #      report --report ops` printed;
+#  (a2) an untraced process's cost: the loop, not traced, while gpuspy records another torch
+#      process (idle) with uprobes on the operators, which are attached to libtorch's file (every
+#      process that maps it takes their trap, and the program leaves at its first test), and
+#      with its in-process observer (nothing attached to libtorch);
 #  (c) gpuspy attach time: from starting `gpuspy record -p` to its "gpuspy: recording" line
 #      (probes live), with torch already loaded;
 #  (d) per-event cost of Python stack capture against an empty probe on the same hook, at
@@ -32,7 +36,15 @@ loop=$(dirname "$0")/torch_loop.py
 work=$(mktemp -d)
 bench_name=ops_bench
 . "$(dirname "$0")/lib.sh"
-trap bench_cleanup EXIT
+other_pid=
+stop_other() {
+	if [ -n "$other_pid" ]; then
+		kill "$other_pid" 2> /dev/null || true
+		wait "$other_pid" 2> /dev/null || true
+		other_pid=
+	fi
+}
+trap 'stop_other; bench_cleanup' EXIT
 
 [ -x "$gpuspy" ] || { echo "ops_bench: $gpuspy not found: make BUILD=$build" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "ops_bench: must run as root" >&2; exit 1; }
@@ -61,6 +73,21 @@ run_attached() { # GPUSPY-OPTIONS...
 	attach_ms=$(((t1 - t0) / 1000000))
 }
 
+# One run of the loop, untraced, while gpuspy records another (idle) torch process with
+# GPUSPY-OPTIONS: sets iter_us.
+run_untraced() { # GPUSPY-OPTIONS...
+	"$py" -c 'import time, torch; print("READY", flush=True); time.sleep(3600)' \
+		> "$work/other.out" 2>&1 &
+	other_pid=$!
+	wait_line "$work/other.out" READY 60 "$other_pid" || bench_fail "the other torch process did not start"
+	loop_start
+	rec_start "$work/o.gpuspy" "$other_pid" "$@"
+	loop_go
+	rec_stop
+	loop_end
+	stop_other
+}
+
 # One run of the loop with the floor attached to the operators of its torch libraries: sets
 # iter_us.
 run_floor() {
@@ -75,7 +102,7 @@ echo "machine: $(nproc) CPUs, kernel $(uname -r), $("$py" -c 'import torch; prin
 
 plain='' prof='' prof_table='' ops='' ops_attach='' ops_table=''
 nopy='' nopy_attach='' floor='' floor_attach='' empty=''
-inproc='' inproc_attach='' inproc_table='' inproc_nopy=''
+inproc='' inproc_attach='' inproc_table='' inproc_nopy='' untraced_up='' untraced_ip=''
 seen_calls=0 inproc_calls=0
 r=0
 while [ $r -lt "$repeats" ]; do
@@ -110,13 +137,18 @@ while [ $r -lt "$repeats" ]; do
 	floor_attach=$(min "$attach_ms" "$floor_attach")
 	run_floor
 	empty=$(min "$iter_us" "$empty")
+	run_untraced --ops uprobes --no-python
+	untraced_up=$(min "$iter_us" "$untraced_up")
+	run_untraced --ops inprocess --no-python
+	untraced_ip=$(min "$iter_us" "$untraced_ip")
 	r=$((r + 1))
 done
 
 awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$seen_calls" -v it="$iters" \
 	-v pt="$prof_table" -v gt="${ops_table:-NA}" -v ga="$ops_attach" -v na="$nopy_attach" \
 	-v fa="$floor_attach" -v e="$empty" -v ip="$inproc" -v ipn="$inproc_nopy" \
-	-v ipt="${inproc_table:-NA}" -v ipa="$inproc_attach" -v ic="$inproc_calls" 'BEGIN {
+	-v ipt="${inproc_table:-NA}" -v ipa="$inproc_attach" -v ic="$inproc_calls" \
+	-v uu="$untraced_up" -v ui="$untraced_ip" 'BEGIN {
 	opi = c / it
 	ipi = ic / it
 	printf "(a) median time per training iteration (%.0f aten operator calls per iteration seen by the uprobes, %.0f ranges by the in-process observer)\n", opi, ipi
@@ -137,6 +169,12 @@ awk -v p="$plain" -v t="$prof" -v g="$ops" -v n="$nopy" -v f="$floor" -v c="$see
 	if (e > p && opi > 0)
 		printf "  gpuspy added cost / floor added cost: %.2fx (--ops uprobes), %.2fx (--ops uprobes --no-python)\n", \
 			(g - p) / (e - p), (n - p) / (e - p)
+	printf "(a2) the same loop untraced, while gpuspy records another torch process\n"
+	printf "  another with --ops uprobes --no-python:     %8.1f us  %.3fx", uu, uu / p
+	if (opi > 0) printf "  +%.2f us per operator call", (uu - p) / opi
+	if (e > p) printf "  (%.2fx the floor added cost)", (uu - p) / (e - p)
+	printf "\n"
+	printf "  another with --ops inprocess --no-python:   %8.1f us  %.3fx\n", ui, ui / p
 	printf "(b) time until the operator table is printed (%d iterations recorded)\n", it
 	printf "  torch.profiler, loop end to key_averages().table(): %8.0f ms (%.2f ms per iteration)\n", pt, pt / it
 	if (ipt == "NA")
