@@ -1,8 +1,11 @@
 #!/bin/sh
 # gpuspy CUDA API tracing benchmark: ns per kernel launch untraced, with the floor (empty entry +
 # return uprobes on the same CUDA functions, bench/empty_probes) and under gpuspy record, all in
-# one run; gpuspy's added cost is reported as a ratio to the floor's. Then sustained launches/s
-# and the loss count under a small ring buffer. Results go to stdout as README-ready lines.
+# one run; gpuspy's added cost is reported as a ratio to the floor's. Then what an untraced
+# process pays: the same workload, not traced, while gpuspy records another CUDA process (an
+# idle cuda_loop on the same libraries: their probes are attached to the files, so every process
+# that maps them takes the traps, and the programs leave at their first test). Then sustained
+# launches/s and the loss count under a small ring buffer. Results go to stdout as README-ready lines.
 # The programs run against the simulated CUDA stack ($BUILD/fakecuda, `make fakecuda`).
 # usage: bench/cuda_bench.sh BUILD_DIR [LAUNCHES] [REPEATS]     (as root)
 set -eu
@@ -26,7 +29,15 @@ fail() { bench_fail "$@"; }
 
 # The floor (lib.sh's floor_start) is attached once for all its repeats, and stopped on every
 # exit path (bench_cleanup).
-trap bench_cleanup EXIT
+other_pid=
+stop_other() {
+	if [ -n "$other_pid" ]; then
+		exec 5>&- # cuda_loop exits at the end of its input
+		wait "$other_pid" 2> /dev/null || true
+		other_pid=
+	fi
+}
+trap 'stop_other; bench_cleanup' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -91,7 +102,29 @@ else
 	echo "cuda_bench: $gpuspy not found: gpuspy not measured" >&2
 fi
 
-awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" -v d="$floor_osrt" 'BEGIN {
+# (e) the workload untraced while gpuspy records an idle cuda_loop (defaults)
+untraced=
+loop=$build/targets/cuda/cuda_loop
+if [ -x "$gpuspy" ] && [ -x "$loop" ]; then
+	rm -f "$work/other.ctl" "$work/other.ready"
+	mkfifo "$work/other.ctl"
+	env LD_LIBRARY_PATH="$libs" "$loop" "$work/other.ready" < "$work/other.ctl" > /dev/null 2>&1 &
+	other_pid=$!
+	exec 5> "$work/other.ctl"
+	i=0
+	while [ ! -e "$work/other.ready" ]; do
+		[ $i -lt 600 ] && kill -0 "$other_pid" 2> /dev/null || fail "cuda_loop did not start"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rec_start "$work/u.gpuspy" "$other_pid"
+	untraced=$(best_ns workload)
+	rec_stop
+	stop_other
+fi
+
+awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" -v d="$floor_osrt" \
+	-v u="$untraced" 'BEGIN {
 	printf "untraced:                           %8.1f ns/launch\n", p
 	printf "floor (empty entry+return uprobes): %8.1f ns/launch  +%.0f ns/launch  (%d probes)\n", \
 		e, e - p, n
@@ -108,6 +141,12 @@ awk -v p="$plain" -v e="$empty" -v t="$traced" -v n="$probes" -v d="$floor_osrt"
 		printf "floor + gpuspy --no-cuda:           %8.1f ns/launch  +%.0f ns/launch\n", d, d - p
 		printf "gpuspy added cost / (floor + syscall tracing) added cost: %.2fx\n", \
 			(t - p) / (d - p)
+	}
+	if (u != "") {
+		printf "untraced, gpuspy recording another: %8.1f ns/launch  +%.0f ns/launch", u, u - p
+		if (e - p > 0)
+			printf "  (%.2fx the floor added cost)", (u - p) / (e - p)
+		printf "\n"
 	}
 }'
 
