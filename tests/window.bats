@@ -204,10 +204,10 @@ check_timeline_inside() { # KIND
 	"$PYTHON" -c 'import torch' 2> /dev/null || skip "needs python3-torch for $PYTHON"
 	# input_wait.py forks a feeder that loops faster than the training loop: it serves the
 	# loop, as DataLoader workers do, and has no steps of its own
-	# three steps: in a trace of two, the training loop's lines are visited twice, and the
-	# report's step finder takes a line visited twice for a `with` statement's entry and exit
-	# when another loop cycles three times or more (steps_py.c: choose_loop): on a loaded
-	# machine the DataLoader's __next__ polls its queue three times in one wait, and won
+	# three steps: in a trace of two, the training loop's lines are visited twice, which the
+	# report's step finder takes for a `with` statement's entry and exit when another candidate
+	# cycles three times or more (steps_py.c: choose_loop); in the full suite's runs the
+	# DataLoader's __next__ did, and won (the likely cause: not confirmed by a failing trace)
 	record_window input_wait "--skip-steps 1 --steps 3" --steps 8
 	[ "$status" -eq 0 ]
 	pid=$(sed -n 's/^TRUTH //p' "$WORK/input_wait.out" | jq .pid)
