@@ -47,6 +47,7 @@ struct bridge_target {
 	char *path;
 	pid_t pid;
 	struct probe_link records; /* gpuspy:records, which turns the bridge on */
+	struct probe_link paused;  /* gpuspy:kernels_paused, between --gpu-sample windows */
 };
 
 /* Where a bridge file's gpuspy:records probe is, from its USDT note: file offsets of the probe
@@ -93,6 +94,7 @@ struct cupti_link {
 	struct bridge_proc *procs;
 	size_t nprocs, procs_cap;
 	struct key_index ix_procs;
+	bool kernels_paused;	   /* cupti_link_pause_kernels() */
 	struct bridge_site *sites; /* per bridge file */
 	size_t nsites, sites_cap;
 	struct key_index ix_sites; /* file key -> sites[] */
@@ -370,6 +372,35 @@ int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t p
 					    "gpuspy_torch", "shapes"));
 }
 
+/*
+ * One target's gpuspy:kernels_paused. The probe is never fired: bridge_flushed, which does
+ * nothing, is attached for the semaphore alone. A bridge built before the probe existed has no
+ * such note: its kernels stay on, said once with -v.
+ */
+static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool paused)
+{
+	if (!paused) {
+		reap_later(&cl->reaper, t->paused);
+		t->paused = (struct probe_link){.fd = -1};
+		return;
+	}
+	if (t->paused.link)
+		return;
+	t->paused.link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "kernels_paused");
+	if (!t->paused.link)
+		gs_debug("cannot pause the kernel records of the CUPTI bridge %s: %s", t->path,
+			 strerror(errno));
+}
+
+void cupti_link_pause_kernels(struct cupti_link *cl, bool paused)
+{
+	if (!cl || cl->kernels_paused == paused)
+		return;
+	cl->kernels_paused = paused;
+	for (size_t i = 0; i < cl->ntargets; i++)
+		pause_target(cl, &cl->targets[i], paused);
+}
+
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)
 {
 	struct bridge_target *t;
@@ -382,12 +413,16 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	if (!t || key_index_put(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, 0))
 		return -ENOMEM;
 	t->pid = pid;
+	t->paused = (struct probe_link){.fd = -1};
 	t->path = strdup(host_path);
 	if (!t->path)
 		return -ENOMEM;
+	/* paused before the gate opens, so a new bridge starts outside the window too */
+	pause_target(cl, t, cl->kernels_paused);
 	err = attach_records(cl, t, file_key);
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
+		reap_later(&cl->reaper, t->paused);
 		free(t->path);
 		cl->ntargets--;
 	}
@@ -554,6 +589,7 @@ void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
 
 		if (t->pid > 0 && pid_list_has(dead, (uint32_t)t->pid)) {
 			reap_later(&cl->reaper, t->records);
+			reap_later(&cl->reaper, t->paused);
 			free(t->path);
 			continue;
 		}
@@ -603,7 +639,9 @@ void cupti_link_detach(struct cupti_link *cl)
 	/* concurrent detaches of uprobe_multi links share their grace periods */
 	for (size_t i = 0; i < cl->ntargets; i++) {
 		reap_later(&cl->reaper, cl->targets[i].records);
+		reap_later(&cl->reaper, cl->targets[i].paused);
 		cl->targets[i].records = (struct probe_link){.fd = -1};
+		cl->targets[i].paused = (struct probe_link){.fd = -1};
 	}
 	for (size_t i = 0; i < cl->nlinks; i++)
 		destroy_link(&cl->reaper, (struct probe_link){.link = cl->links[i], .fd = -1});

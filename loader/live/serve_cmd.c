@@ -176,6 +176,7 @@ static int run_view(void *view, struct live_opts *lo)
 	 * well, about three times that (docs/BENCHMARKS.md): time only when asked */
 	lo->syscall_counts = !st->syscall_time;
 	st->sm.no_syscall_time = !st->syscall_time;
+	st->sm.no_cupti = !lo->cupti;
 	st->lm.on_leave = serve_metrics_on_leave;
 	st->lm.leave_ctx = &st->sm;
 	/* the port first: a taken port is a usage problem to report before any BPF work */

@@ -216,6 +216,10 @@ static void print_summary(const struct live_model *lm, const struct top_view *v,
 		modes[LIVE_MODE_INJECTED], lm->ndevices, (unsigned long long)lm->events,
 		(unsigned long long)live_model_lost(lm), v->sort ? v->sort : "gpu_busy_pct",
 		group_by_name(v->group_by));
+	if (gpu_sample_is_sampled(&lm->sample))
+		fprintf(out,
+			"~GPU%%, ~Kern/s: estimated from kernel records taken %s (--gpu-sample)\n",
+			lm->sample.label);
 }
 
 static int draw(struct top_state *st)
@@ -227,9 +231,9 @@ static int draw(struct top_state *st)
 		unsigned rows = terminal_rows();
 
 		v.compact = true;
-		/* summary, blank, header, rule lines: the rest are rows */
+		/* summary (two lines when sampled), blank, header, rule lines: the rest are rows */
 		if (!v.limit)
-			v.limit = rows > 6 ? rows - 6 : 1;
+			v.limit = rows > 7 ? rows - 7 : 1;
 		fputs("\033[H\033[2J", stdout);
 		print_summary(&st->lm, &v, stdout);
 		fputc('\n', stdout);
