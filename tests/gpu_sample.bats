@@ -52,13 +52,14 @@ start_loop() {
 
 # Runs the workload for RUN_MS and waits for it (up to a minute); prints its launch count.
 run_load() {
-	local i
+	local i before
+	before=$(grep -c "RUN done" "$WORK/loop.out")
 	echo "run $RUN_MS" >&5
 	for i in $(seq 600); do
-		grep -q "RUN done" "$WORK/loop.out" && break
+		[ "$(grep -c "RUN done" "$WORK/loop.out")" -gt "$before" ] && break
 		sleep 0.1
 	done
-	sed -n 's/^RUN done n=//p' "$WORK/loop.out"
+	sed -n 's/^RUN done n=//p' "$WORK/loop.out" | tail -1
 }
 
 # Whether A/B lies in [LO, HI] (decimal fractions).
@@ -142,7 +143,7 @@ ratio_in() { # A B LO HI
 	grep -q "kernels paused" "$WORK/bridge.log"
 }
 
-@test "serve without --gpu-sample: GPU figures exact and unlabelled, the ratio 1" {
+@test "serve without --gpu-sample: GPU figures exact and unlabelled, the ratio 1; off: no kernels, the ratio 0" {
 	needs_gpu_stack
 	start_loop
 	port=$(prom_free_port)
@@ -160,4 +161,18 @@ ratio_in() { # A B LO HI
 	kernels=$(grep "^gpuspy_process_gpu_kernels_total{.*$sel" "$WORK/metrics")
 	[ "${kernels##* }" -eq "$n" ]
 	! grep -q "kernels paused" "$WORK/bridge.log"
+	kill "${PIDS[-1]}"
+	wait "${PIDS[-1]}" || true
+	port=$(prom_free_port)
+	"$GPUSPY" serve --listen "127.0.0.1:$port" -p "$LOOP_PID" --gpu-sample off \
+		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
+	PIDS+=($!)
+	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+	m=$(run_load)
+	sleep 2
+	curl -sf "http://127.0.0.1:$port/metrics" > "$WORK/metrics"
+	grep -q '^gpuspy_gpu_sample_ratio{sample="off"} 0$' "$WORK/metrics"
+	! grep -q "^gpuspy_process_gpu_kernels_total{.*$sel.* [1-9]" "$WORK/metrics"
+	launches=$(grep "^gpuspy_process_cuda_launches_total{.*$sel" "$WORK/metrics")
+	[ "${launches##* }" -eq "$m" ]
 }

@@ -24,7 +24,9 @@ int gpu_sample_parse(const char *arg, struct gpu_sample *s)
 	if (gs_parse_duration_ns(on, &s->on_ns) || gs_parse_duration_ns(slash + 1, &s->period_ns) ||
 	    !s->on_ns || s->on_ns > s->period_ns)
 		return -1;
-	s->mode = s->on_ns < s->period_ns ? GPU_SAMPLE_DUTY : GPU_SAMPLE_ALWAYS;
+	if (s->on_ns == s->period_ns) /* a window that never closes */
+		return gpu_sample_parse("always", s);
+	s->mode = GPU_SAMPLE_DUTY;
 	return 0;
 }
 

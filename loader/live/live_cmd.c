@@ -158,8 +158,11 @@ static int parse_args(const struct live_cmd *cmd, int argc, char **argv, struct 
 	if (gpu_sample_fit(&o->gpu_sample, o->interval_ns))
 		return gs_bad_value("--gpu-sample", o->gpu_sample.label,
 				    "ON and PERIOD in whole --interval steps");
-	if (o->gpu_sample.mode == GPU_SAMPLE_OFF)
+	/* one word for "no kernel records" in what the views show, whichever option said it */
+	if (o->gpu_sample.mode == GPU_SAMPLE_OFF || !o->cupti) {
 		o->cupti = false;
+		gpu_sample_parse("off", &o->gpu_sample);
+	}
 	return -1;
 }
 

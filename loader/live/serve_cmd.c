@@ -30,8 +30,8 @@
 static const char usage[] =
     "usage: gpuspy serve [--listen ADDR:PORT] [-p PID[,PID...]] [--interval DUR]\n"
     "                    [--grace DUR] [--max-series N] [--max-clients N] [-d DUR]\n"
-    "                    [--syscall-time] [--no-cupti] [--no-inject] [--buffer-size MIB]\n"
-    "                    [-v]\n"
+    "                    [--syscall-time] [--gpu-sample ON/PERIOD] [--no-cupti]\n"
+    "                    [--no-inject] [--buffer-size MIB] [-v]\n"
     "\n"
     "A Prometheus exporter of the host's GPU use: GET /metrics answers in the text\n"
     "exposition format with counters and gauges per process (pid, comm, container, user),\n"
@@ -176,7 +176,6 @@ static int run_view(void *view, struct live_opts *lo)
 	 * well, about three times that (docs/BENCHMARKS.md): time only when asked */
 	lo->syscall_counts = !st->syscall_time;
 	st->sm.no_syscall_time = !st->syscall_time;
-	st->sm.no_cupti = !lo->cupti;
 	st->lm.on_leave = serve_metrics_on_leave;
 	st->lm.leave_ctx = &st->sm;
 	/* the port first: a taken port is a usage problem to report before any BPF work */

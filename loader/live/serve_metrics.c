@@ -385,17 +385,17 @@ static void devices(const struct live_model *lm, struct prom_buf *b)
 }
 
 /* The duty the GPU figures come from: 1 (always, exact), ON/PERIOD, or 0 (off: none). */
-static void gpu_sample_gauge(const struct live_model *lm, bool cupti, struct prom_buf *b)
+static void gpu_sample_gauge(const struct live_model *lm, struct prom_buf *b)
 {
-	struct prom_label l[1] = {{"sample", cupti ? lm->sample.label : "off"}};
+	struct prom_label l[1] = {{"sample", lm->sample.label}};
 	double ratio =
-	    gpu_sample_is_sampled(&lm->sample) ? 1.0 / gpu_sample_scale(&lm->sample) : 1.0;
+	    lm->sample.mode == GPU_SAMPLE_OFF ? 0.0 : 1.0 / gpu_sample_scale(&lm->sample);
 
 	prom_family(b, "gpuspy_gpu_sample_ratio", "gauge",
 		    "share of the time kernel records are taken (--gpu-sample); below 1 the "
 		    "gpu_kernels and gpu_busy counters are what the windows saw scaled by its "
 		    "inverse, and labelled sampled");
-	prom_sample(b, "gpuspy_gpu_sample_ratio", l, 1, cupti ? ratio : 0.0);
+	prom_sample(b, "gpuspy_gpu_sample_ratio", l, 1, ratio);
 }
 
 static void self_metrics(const struct serve_metrics *sm, const struct live_model *lm,
@@ -470,7 +470,7 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 		}
 		gauges(lm, out);
 		devices(lm, out);
-		gpu_sample_gauge(lm, !sm->no_cupti, out);
+		gpu_sample_gauge(lm, out);
 		self_metrics(sm, lm, out);
 		err = out->oom ? -ENOMEM : 0;
 	}

@@ -24,7 +24,6 @@ struct serve_metrics {
 	uint64_t collections; /* expositions built: one per interval while collection runs */
 	double interval_s, grace_s;
 	bool no_syscall_time; /* syscalls counted and not timed: no syscall_seconds_total */
-	bool no_cupti;	      /* --no-cupti or --gpu-sample off: no kernel records at all */
 };
 
 void serve_metrics_init(struct serve_metrics *sm, size_t max_series, double interval_s,

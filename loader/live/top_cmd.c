@@ -39,7 +39,8 @@
 static const char usage[] =
     "usage: gpuspy top [-p PID[,PID...]] [--once] [--format text|csv|json] [--sort KEY]\n"
     "                  [--group-by process|container|user] [-n N] [--all] [--interval DUR]\n"
-    "                  [-d DUR] [--no-cupti] [--no-inject] [--buffer-size MIB] [-v]\n"
+    "                  [-d DUR] [--gpu-sample ON/PERIOD] [--no-cupti] [--no-inject]\n"
+    "                  [--buffer-size MIB] [-v]\n"
     "\n"
     "A live view of the host's GPU users, refreshed every interval: per process (or\n"
     "container, or user) GPU busy % and kernels/s where gpuspy's CUPTI bridge is active,\n"

@@ -15,7 +15,7 @@ struct top_row {
 	char wait[24];		/* "input 78%": the kind that took most of the interval */
 	const char *wait_kind;	/* "input", or "-" */
 	uint32_t wait_tid;	/* the thread it is of; 0: none */
-	const char *gpu_sample; /* "always", or the --gpu-sample duty its GPU figures are from */
+	const char *gpu_sample; /* "always", "off", or the --gpu-sample duty of its GPU figures */
 	char syscall[40];	/* the main thread's syscall with most time, or off-CPU reason */
 	bool exited;
 	double v[32]; /* by enum field */
@@ -171,10 +171,9 @@ static void fill_gpu_estimate(struct top_row *row, const struct live_model *lm,
 {
 	double share, kernels_s;
 
-	row->gpu_sample = "always";
+	row->gpu_sample = lm->sample.label;
 	if (!live_model_gpu_estimate(lm, c, cycle, &share, &kernels_s))
 		return;
-	row->gpu_sample = lm->sample.label;
 	row->v[F_GPU_PCT] = 100.0 * share;
 	row->v[F_KERNELS_S] = kernels_s;
 }
