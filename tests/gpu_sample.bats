@@ -108,7 +108,7 @@ ratio_in() { # A B LO HI
 	good=$(jq --argjson p "$LOOP_PID" 'select(any(.[]; .pid == $p)) | .[] | select(.pid == $p) | select(.gpu_busy_pct >= 35 and .gpu_busy_pct <= 65)' "$WORK/top.json" | jq -s length)
 	all=$(jq --argjson p "$LOOP_PID" '.[] | select(.pid == $p)' "$WORK/top.json" | jq -s length)
 	[ "$good" -ge $((all / 2)) ]
-	! jq -e --argjson p "$LOOP_PID" '.[] | select(.pid == $p) | select(.gpu_busy_pct > 80)' "$WORK/top.json"
+	! jq -e --argjson p "$LOOP_PID" '.[] | select(.pid == $p) | select(.gpu_busy_pct > 80)' "$WORK/top.json" || false
 	# the bridge itself switched its kernel records off and on again
 	grep -q "kernels paused" "$WORK/bridge.log"
 	grep -A1 "kernels paused" "$WORK/bridge.log" | grep -q "kernels on"
@@ -157,10 +157,10 @@ ratio_in() { # A B LO HI
 	curl -sf "http://127.0.0.1:$port/metrics" > "$WORK/metrics"
 	sel="pid=\"$LOOP_PID\""
 	grep -q '^gpuspy_gpu_sample_ratio{sample="always"} 1$' "$WORK/metrics"
-	! grep -q 'sampled=' "$WORK/metrics"
+	! grep -q 'sampled=' "$WORK/metrics" || false
 	kernels=$(grep "^gpuspy_process_gpu_kernels_total{.*$sel" "$WORK/metrics")
 	[ "${kernels##* }" -eq "$n" ]
-	! grep -q "kernels paused" "$WORK/bridge.log"
+	! grep -q "kernels paused" "$WORK/bridge.log" || false
 	kill "${PIDS[-1]}"
 	wait "${PIDS[-1]}" || true
 	port=$(prom_free_port)
@@ -172,7 +172,7 @@ ratio_in() { # A B LO HI
 	sleep 2
 	curl -sf "http://127.0.0.1:$port/metrics" > "$WORK/metrics"
 	grep -q '^gpuspy_gpu_sample_ratio{sample="off"} 0$' "$WORK/metrics"
-	! grep -q "^gpuspy_process_gpu_kernels_total{.*$sel.* [1-9]" "$WORK/metrics"
+	! grep -q "^gpuspy_process_gpu_kernels_total{.*$sel.* [1-9]" "$WORK/metrics" || false
 	launches=$(grep "^gpuspy_process_cuda_launches_total{.*$sel" "$WORK/metrics")
 	[ "${launches##* }" -eq "$m" ]
 }

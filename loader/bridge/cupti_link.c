@@ -46,6 +46,7 @@ struct probe_link {
 struct bridge_target {
 	char *path;
 	pid_t pid;
+	uint64_t file_key;
 	struct probe_link records; /* gpuspy:records, which turns the bridge on */
 	struct probe_link paused;  /* gpuspy:kernels_paused, between --gpu-sample windows */
 };
@@ -56,6 +57,9 @@ struct bridge_target {
 struct bridge_site {
 	uint64_t off, sema;
 	bool regs;
+	/* gpuspy:kernels_paused's, where the file has it: only its semaphore is used */
+	uint64_t pause_off, pause_sema;
+	bool pause;
 };
 
 /*
@@ -243,8 +247,15 @@ static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return false;
 }
 
-/* The gpuspy:records note of a bridge file (SystemTap SDT v3: location, base and semaphore
- * addresses, then provider, name and argument strings). */
+/* Where the kernels_paused note's site and semaphore are in the file. */
+static void pause_site(Elf *elf, const uint64_t addr[3], struct bridge_site *site)
+{
+	site->pause = addr[2] && file_offset(elf, addr[0], &site->pause_off) &&
+		      file_offset(elf, addr[2], &site->pause_sema);
+}
+
+/* The gpuspy:records and gpuspy:kernels_paused notes of a bridge file (SystemTap SDT v3:
+ * location, base and semaphore addresses, then provider, name and argument strings). */
 static void find_site(Elf *elf, struct bridge_site *site)
 {
 	uint64_t base = 0, addr[3];
@@ -277,14 +288,17 @@ static void find_site(Elf *elf, struct bridge_site *site)
 		memcpy(addr, desc, sizeof(addr));
 		probe = provider + strlen(provider) + 1;
 		args = probe < end ? probe + strlen(probe) + 1 : end;
-		if (args >= end || strcmp(provider, "gpuspy") || strcmp(probe, "records"))
+		if (args > end || strcmp(provider, "gpuspy"))
 			continue;
 		if (base && addr[1])
 			addr[0] += base - addr[1]; /* prelinked */
+		if (!strcmp(probe, "kernels_paused"))
+			pause_site(elf, addr, site);
+		if (args >= end || strcmp(probe, "records"))
+			continue;
 		site->regs = (!strcmp(args, "8@%rdi 8@%rsi") || !strcmp(args, "8@%rdi -8@%rsi")) &&
 			     file_offset(elf, addr[0], &site->off) &&
 			     (!addr[2] || file_offset(elf, addr[2], &site->sema));
-		return;
 	}
 }
 
@@ -373,19 +387,36 @@ int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t p
 }
 
 /*
- * One target's gpuspy:kernels_paused. The probe is never fired: bridge_flushed, which does
- * nothing, is attached for the semaphore alone. A bridge built before the probe existed has no
- * such note: its kernels stay on, said once with -v.
+ * One target's gpuspy:kernels_paused, attached for its semaphore alone: the probe is never
+ * fired. As gpuspy:records, a uprobe_multi link where the kernel has them, since it is
+ * switched twice a period and a perf-event uprobe's detach costs an RCU grace period under
+ * the kernel's event_mutex (struct reaper); else libbpf's USDT attach, with bridge_flushed,
+ * which does nothing. A bridge built before the probe existed has no such note: its kernels
+ * stay on, said with -v.
  */
 static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool paused)
 {
+	const struct bridge_site *site;
+	struct bpf_program *regs = cl->skel->progs.bridge_records_regs;
+
 	if (!paused) {
 		reap_later(&cl->reaper, t->paused);
 		t->paused = (struct probe_link){.fd = -1};
 		return;
 	}
-	if (t->paused.link)
+	if (t->paused.link || t->paused.fd >= 0)
 		return;
+	site = bridge_site(cl, t->path, t->file_key);
+	if (site && site->pause &&
+	    bpf_program__expected_attach_type(regs) ==
+		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
+		t->paused.fd =
+		    uprobe_multi_attach_one(bpf_program__fd(regs), t->path, site->pause_off,
+					    site->pause_sema, t->pid > 0 ? (uint32_t)t->pid : 0);
+		if (t->paused.fd >= 0)
+			return;
+	}
+	t->paused.fd = -1;
 	t->paused.link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "kernels_paused");
 	if (!t->paused.link)
 		gs_debug("cannot pause the kernel records of the CUPTI bridge %s: %s", t->path,
@@ -413,6 +444,7 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	if (!t || key_index_put(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, 0))
 		return -ENOMEM;
 	t->pid = pid;
+	t->file_key = file_key;
 	t->paused = (struct probe_link){.fd = -1};
 	t->path = strdup(host_path);
 	if (!t->path)

@@ -690,10 +690,16 @@ static int sum_groups(struct live_model *lm, uint64_t now)
 	return 0;
 }
 
+/* A group's sums drop when a process moves to another cgroup: such a period counts 0. */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
 static void roll_cycle(struct live_gpu_cycle *cy, const struct live_counters *c)
 {
-	cy->last_kernels = c->kernels - cy->start_kernels;
-	cy->last_busy_ns = c->gpu_busy_ns - cy->start_busy_ns;
+	cy->last_kernels = since(c->kernels, cy->start_kernels);
+	cy->last_busy_ns = since(c->gpu_busy_ns, cy->start_busy_ns);
 	cy->start_kernels = c->kernels;
 	cy->start_busy_ns = c->gpu_busy_ns;
 }
@@ -716,8 +722,8 @@ bool live_model_gpu_estimate(const struct live_model *lm, const struct live_coun
 {
 	uint64_t window = gpu_sample_window_ns(&lm->sample);
 	bool done = lm->sample.cycles > 0;
-	uint64_t busy = done ? cycle->last_busy_ns : c->gpu_busy_ns - cycle->start_busy_ns;
-	uint64_t kernels = done ? cycle->last_kernels : c->kernels - cycle->start_kernels;
+	uint64_t busy = done ? cycle->last_busy_ns : since(c->gpu_busy_ns, cycle->start_busy_ns);
+	uint64_t kernels = done ? cycle->last_kernels : since(c->kernels, cycle->start_kernels);
 
 	if (!gpu_sample_is_sampled(&lm->sample))
 		return false;
