@@ -41,9 +41,11 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_DEVICE, "device", true},
 };
 #define N_KINDS (sizeof(g_kinds) / sizeof(g_kinds[0]))
+#define KERNELS 0 /* g_kinds[] index of the kind a live view's --gpu-sample turns on and off */
 
 static CUpti_SubscriberHandle g_sub;
 static unsigned char g_enabled[N_KINDS];
+static int g_kernels_paused; /* CUPTI accepted the kernel kind, and it is disabled for now */
 /* Read by the buffer callback on CUPTI's thread: whether records are wanted, and the CUPTI
  * time before which they are not (work launched before the recorder attached). */
 static _Atomic int g_accept;
@@ -191,6 +193,32 @@ void activity_flush(int forced)
 	cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
+/*
+ * The kernel kind alone is switched: kernel records are what costs per kernel, and a live
+ * view's duty cycle (gpuspy:kernels_paused) samples only GPU busy time. A kernel launched
+ * before the disable is still delivered, one launched while disabled never is (CUPTI records
+ * what was submitted while its kind was on), so the windows gpuspy sees are the enabled ones.
+ */
+void activity_set_kernels(int on)
+{
+	CUptiResult r;
+
+	if (!g_enabled[KERNELS] && !g_kernels_paused)
+		return; /* refused at the start: nothing to switch */
+	if (on == !g_kernels_paused)
+		return;
+	r = on ? cuptiActivityEnable(g_kinds[KERNELS].kind)
+	       : cuptiActivityDisable(g_kinds[KERNELS].kind);
+	if (r != CUPTI_SUCCESS) {
+		status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r, "%s(kernel) failed: %s",
+			    on ? "cuptiActivityEnable" : "cuptiActivityDisable", result_name(r));
+		return;
+	}
+	g_enabled[KERNELS] = (unsigned char)on;
+	g_kernels_paused = !on;
+	debug_log("pid %d: kernels %s", (int)getpid(), on ? "on" : "paused");
+}
+
 /* Disabled before the forced flush, so nothing launched after the recorder left slips in
  * between and nothing stays queued in CUPTI for the next recorder. */
 void activity_stop(void)
@@ -199,6 +227,7 @@ void activity_stop(void)
 		if (g_enabled[i])
 			cuptiActivityDisable(g_kinds[i].kind);
 	memset(g_enabled, 0, sizeof(g_enabled));
+	g_kernels_paused = 0;
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	g_accept = 0;
 	cuptiUnsubscribe(g_sub);

@@ -15,6 +15,13 @@
  *   also flushes CUPTI every FLUSH_NS and re-calibrates the clock every CALIBRATE_NS.
  * - Gate >0 -> 0: disable, flush, unsubscribe, forget NVTX state; nothing is emitted (no
  *   one is listening any more).
+ * - gpuspy:kernels_paused's semaphore follows a live view's --gpu-sample duty cycle: while it
+ *   is raised CUPTI's kernel kind is disabled, the rest of the session untouched. gpuspy
+ *   switches the semaphore (attaching and detaching the probe) rather than telling the bridge
+ *   ON and PERIOD because the semaphores are the only channel to the bridge, and because
+ *   gpuspy then knows which intervals were windows without reading the bridge's clock. It is
+ *   read at every poll without the two-poll wait: nothing is fired through it. Detaching
+ *   gpuspy drops it with the gate, so a paused bridge never outlives its recorder.
  * - Flush semaphore 0 -> >0: everything is delivered, a GS_BRIDGE_FLUSHED status ends the
  *   last batch, and gpuspy:flushed fires with that batch's sequence number. It re-arms only
  *   when the semaphore went back to 0.
@@ -167,6 +174,8 @@ static void step(int trusted)
 		open_session(now);
 	if (g.gate && g.cuda && g.cupti == CUPTI_OFF)
 		start_cupti(now);
+	if (g.cupti == CUPTI_ON)
+		activity_set_kernels(!usdt_kernels_paused());
 	flush_req = raised(usdt_flush_requested(), &g.flush_seen, trusted);
 	if (!g.flush_seen) {
 		g.flush_armed = 1;

@@ -43,6 +43,9 @@ int usdt_records_armed(void);
  * for a few calls: what the control threads act on (one call per poll). */
 int usdt_recorder_ready(void);
 int usdt_flush_requested(void);
+/* gpuspy:kernels_paused is attached: a live view samples kernels and this is not a window. */
+int usdt_kernels_paused(void);
+void usdt_kernels_paused_site(void);
 void usdt_fire_records(const void *batch, size_t len);
 void usdt_fire_flushed(unsigned long generation);
 
@@ -80,6 +83,9 @@ enum activity_start_result {
 };
 enum activity_start_result activity_start(void);
 void activity_flush(int forced);
+/* Kernel records on or off (CONCURRENT_KERNEL), the other kinds untouched; only while
+ * started. */
+void activity_set_kernels(int on);
 void activity_stop(void);
 
 /* convert.c: one CUPTI record into the batch, unless `keep` is 0 or it began before

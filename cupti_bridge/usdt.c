@@ -7,6 +7,8 @@
  * other channel:
  *   gpuspy:records(batch, len)   attached = a recorder wants GPU activity (the gate)
  *   gpuspy:flushed(generation)   attached = deliver everything now, then fire this once
+ *   gpuspy:kernels_paused()      attached = no kernel records for now (a live view's
+ *                                --gpu-sample duty cycle, between its windows); never fired
  * Each probe has exactly one call site (these noinline functions): with several sites the
  * kernel would count the semaphore once per site, and a recorder would pay for each.
  */
@@ -38,6 +40,8 @@
 __extension__ BRIDGE_EXPORT unsigned short gpuspy_records_semaphore
     __attribute__((unused, section(".probes")));
 __extension__ BRIDGE_EXPORT unsigned short gpuspy_flush_semaphore
+    __attribute__((unused, section(".probes")));
+__extension__ BRIDGE_EXPORT unsigned short gpuspy_kernels_paused_semaphore
     __attribute__((unused, section(".probes")));
 
 int usdt_recorder_attached(void)
@@ -156,6 +160,11 @@ int usdt_flush_requested(void)
 	return __atomic_load_n(&gpuspy_flush_semaphore, __ATOMIC_RELAXED) != 0;
 }
 
+int usdt_kernels_paused(void)
+{
+	return __atomic_load_n(&gpuspy_kernels_paused_semaphore, __ATOMIC_RELAXED) != 0;
+}
+
 __attribute__((noinline)) void usdt_fire_records(const void *batch, size_t len)
 {
 	DTRACE_PROBE2(gpuspy, records, batch, len);
@@ -164,4 +173,11 @@ __attribute__((noinline)) void usdt_fire_records(const void *batch, size_t len)
 __attribute__((noinline)) void usdt_fire_flushed(unsigned long generation)
 {
 	DTRACE_PROBE1(gpuspy, flushed, generation);
+}
+
+/* Only its semaphore is used: the site exists because a USDT probe (and so the note gpuspy
+ * attaches by) needs one. `used` keeps it although nothing calls it. */
+__attribute__((noinline, used)) void usdt_kernels_paused_site(void)
+{
+	DTRACE_PROBE(gpuspy, kernels_paused);
 }

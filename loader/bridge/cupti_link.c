@@ -49,14 +49,14 @@ struct bridge_target {
 	pid_t pid;
 	uint64_t file_key;
 	struct probe_link records; /* gpuspy:records, which turns the bridge on */
+	struct probe_link paused;  /* gpuspy:kernels_paused, between --gpu-sample windows */
 };
 
-/* Where a bridge file's gpuspy:records probe is, from its USDT note: file offsets of the probe
- * and of its semaphore. `regs`: its two arguments are in the first two argument registers, so
- * bridge_records_regs can take it as a plain uprobe. */
 /* The probe sites of one bridge file. */
 struct bridge_site {
 	struct usdt_site records, flushed;
+	/* gpuspy:kernels_paused, where the file has it: only its semaphore is used */
+	struct usdt_site paused;
 };
 
 /*
@@ -95,6 +95,7 @@ struct cupti_link {
 	struct bridge_proc *procs;
 	size_t nprocs, procs_cap;
 	struct key_index ix_procs;
+	bool kernels_paused;	   /* cupti_link_pause_kernels() */
 	struct bridge_site *sites; /* per bridge file */
 	size_t nsites, sites_cap;
 	struct key_index ix_sites; /* file key -> sites[] */
@@ -230,9 +231,9 @@ static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *p
 static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *path,
 					     uint64_t file_key)
 {
-	static const char *const names[] = {"records", "flushed"};
+	static const char *const names[] = {"records", "flushed", "kernels_paused"};
 	struct bridge_site *site;
-	struct usdt_site found[2];
+	struct usdt_site found[3];
 	size_t i;
 
 	if (key_index_find(&cl->ix_sites, file_key, 0, &i))
@@ -240,9 +241,10 @@ static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *
 	site = array_grow((void **)&cl->sites, &cl->nsites, &cl->sites_cap, sizeof(*site));
 	if (!site || key_index_put(&cl->ix_sites, file_key, 0, cl->nsites - 1))
 		return NULL;
-	usdt_sites_find(path, "gpuspy", names, found, 2);
+	usdt_sites_find(path, "gpuspy", names, found, 3);
 	site->records = found[0];
 	site->flushed = found[1];
+	site->paused = found[2];
 	return site;
 }
 
@@ -340,6 +342,52 @@ int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t p
 	return attach_semaphore(cl, &site, pid, host_path, "gpuspy_torch", "shapes");
 }
 
+/*
+ * One target's gpuspy:kernels_paused, attached for its semaphore alone: the probe is never
+ * fired. As gpuspy:records, a uprobe_multi link where the kernel has them, since it is
+ * switched twice a period and a perf-event uprobe's detach costs an RCU grace period under
+ * the kernel's event_mutex (struct reaper); else libbpf's USDT attach, with bridge_flushed,
+ * which does nothing. A bridge built before the probe existed has no such note: its kernels
+ * stay on, said with -v.
+ */
+static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool paused)
+{
+	const struct bridge_site *site;
+	struct bpf_program *multi = cl->skel->progs.bridge_semaphore;
+
+	if (!paused) {
+		reap_later(&cl->reaper, t->paused);
+		t->paused = (struct probe_link){.fd = -1};
+		return;
+	}
+	if (t->paused.link || t->paused.fd >= 0)
+		return;
+	site = bridge_site(cl, t->path, t->file_key);
+	if (site && site->paused.found && site->paused.sema &&
+	    bpf_program__expected_attach_type(multi) ==
+		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
+		t->paused.fd =
+		    uprobe_multi_attach_one(bpf_program__fd(multi), t->path, site->paused.off,
+					    site->paused.sema, t->pid > 0 ? (uint32_t)t->pid : 0);
+		if (t->paused.fd >= 0)
+			return;
+	}
+	t->paused.fd = -1;
+	t->paused.link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "kernels_paused");
+	if (!t->paused.link)
+		gs_debug("cannot pause the kernel records of the CUPTI bridge %s: %s", t->path,
+			 strerror(errno));
+}
+
+void cupti_link_pause_kernels(struct cupti_link *cl, bool paused)
+{
+	if (!cl || cl->kernels_paused == paused)
+		return;
+	cl->kernels_paused = paused;
+	for (size_t i = 0; i < cl->ntargets; i++)
+		pause_target(cl, &cl->targets[i], paused);
+}
+
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid)
 {
 	struct bridge_target *t;
@@ -352,13 +400,17 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 	if (!t || key_index_put(&cl->ix_targets, file_key, (uint64_t)(int64_t)pid, 0))
 		return -ENOMEM;
 	t->pid = pid;
+	t->file_key = file_key;
+	t->paused = (struct probe_link){.fd = -1};
 	t->path = strdup(host_path);
 	if (!t->path)
 		return -ENOMEM;
-	t->file_key = file_key;
+	/* paused before the gate opens, so a new bridge starts outside the window too */
+	pause_target(cl, t, cl->kernels_paused);
 	err = attach_records(cl, t, file_key);
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
+		reap_later(&cl->reaper, t->paused);
 		free(t->path);
 		cl->ntargets--;
 	}
@@ -525,6 +577,7 @@ void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
 
 		if (t->pid > 0 && pid_list_has(dead, (uint32_t)t->pid)) {
 			reap_later(&cl->reaper, t->records);
+			reap_later(&cl->reaper, t->paused);
 			free(t->path);
 			continue;
 		}
@@ -574,11 +627,13 @@ void cupti_link_detach(struct cupti_link *cl, struct link_batch *batch)
 	/* the probes of processes that exited, queued before */
 	reaper_stop(&cl->reaper);
 	for (size_t i = 0; i < cl->ntargets; i++) {
-		struct probe_link *p = &cl->targets[i].records;
+		struct probe_link *probes[] = {&cl->targets[i].records, &cl->targets[i].paused};
 
-		link_batch_add_fd(batch, p->fd);
-		link_batch_add(batch, p->link, &cl->reaper.usdt_lock);
-		*p = (struct probe_link){.fd = -1};
+		for (size_t k = 0; k < 2; k++) {
+			link_batch_add_fd(batch, probes[k]->fd);
+			link_batch_add(batch, probes[k]->link, &cl->reaper.usdt_lock);
+			*probes[k] = (struct probe_link){.fd = -1};
+		}
 	}
 	for (size_t i = 0; i < cl->nlinks; i++) {
 		link_batch_add_fd(batch, cl->links[i].fd);

@@ -32,6 +32,9 @@ bool cupti_link_is_bridge(const char *host_path);
  * in process `pid` only, so other processes that map the same bridge stay untouched, or in
  * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
+/* Pauses the bridges' kernel records (gpuspy:kernels_paused's semaphore), in every bridge
+ * attached now and later, or lets them go on: a live view's --gpu-sample duty cycle. */
+void cupti_link_pause_kernels(struct cupti_link *cl, bool paused);
 /* Raises the PyTorch observer's `gpuspy_torch:shapes` semaphore in `pid` (its file at
  * `host_path`) until detach, so that it records input shapes: before cupti_link_attach(),
  * since the observer reads it when it turns itself on. 0 or -errno. */

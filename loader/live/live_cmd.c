@@ -7,6 +7,7 @@
 #include "lib/exit_codes.h"
 #include "lib/messages.h"
 #include "lib/value_parse.h"
+#include "loader/bridge/cupti_link.h"
 #include "loader/live/live_cmd.h"
 #include "loader/live/live_model.h"
 #include "loader/probes/cuda_probes.h"
@@ -22,6 +23,7 @@ static void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64
 	o->cupti = true;
 	o->inject = true;
 	o->ringbuf_bytes = 16u << 20;
+	gpu_sample_parse("always", &o->gpu_sample);
 }
 
 /* A shared option: an exit code for a bad value, else LIVE_OPT_TAKEN or LIVE_OPT_NOT_MINE. */
@@ -55,6 +57,13 @@ static int live_opts_parse_one(int c, const char *arg, struct live_opts *o)
 		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_NO_CUPTI:
 		o->cupti = false;
+		return LIVE_OPT_TAKEN;
+	case LIVE_OPT_GPU_SAMPLE:
+		if (gpu_sample_parse(arg, &o->gpu_sample))
+			return gs_bad_value(
+			    "--gpu-sample", arg,
+			    "ON/PERIOD durations with ON <= PERIOD (1s/10s), always "
+			    "or off");
 		return LIVE_OPT_TAKEN;
 	case LIVE_OPT_NO_INJECT:
 		o->inject = false;
@@ -145,6 +154,15 @@ static int parse_args(const struct live_cmd *cmd, int argc, char **argv, struct 
 		gs_error("%s takes no arguments ('%s')%s", cmd->name, argv[optind], cmd->args_hint);
 		return GS_EXIT_USAGE;
 	}
+	/* after the loop: --interval may come after --gpu-sample */
+	if (gpu_sample_fit(&o->gpu_sample, o->interval_ns))
+		return gs_bad_value("--gpu-sample", o->gpu_sample.label,
+				    "ON and PERIOD in whole --interval steps");
+	/* one word for "no kernel records" in what the views show, whichever option said it */
+	if (o->gpu_sample.mode == GPU_SAMPLE_OFF || !o->cupti) {
+		o->cupti = false;
+		gpu_sample_parse("off", &o->gpu_sample);
+	}
 	return -1;
 }
 
@@ -169,12 +187,14 @@ int live_cmd_main(const struct live_cmd *cmd, int argc, char **argv, void *view)
 	return ret;
 }
 
-/* The launch counts BPF keeps (the live probe set) into the model, at each tick. */
+/* The launch counts BPF keeps (the live probe set) into the model, at each tick; and the
+ * bridges' kernel records switched for the interval that begins (--gpu-sample). */
 static int pull_launches(void *ctx, struct live_model *lm)
 {
 	struct recorder *r = ctx;
 	int err = r->cuda ? cuda_probes_read_launches(r->cuda, live_model_launches, lm) : 0;
 
+	cupti_link_pause_kernels(r->cupti, !lm->kernels_on);
 	if (err)
 		gs_warn("cannot read the launch counts: %s", strerror(-err));
 	return 0; /* the view goes on; what was not read is read at the next tick */
@@ -190,6 +210,7 @@ int live_cmd_record(struct live_opts *o, struct live_model *lm,
 	r.on_tick = on_tick;
 	lm->pull = pull_launches;
 	lm->pull_ctx = &r;
+	lm->sample = o->gpu_sample;
 	ret = live_recorder_init(&r, o, lm);
 	if (!ret) {
 		recorder_install_signal_handlers();

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "loader/live/gpu_sample.h"
 
 struct live_model;
 struct recorder;
@@ -28,7 +29,8 @@ struct live_opts {
 	/* syscalls and off-CPU intervals at least this long are recorded as spans (a ring-buffer
 	 * record each), for a view that sorts time by them; 0: none, counts and totals only */
 	uint64_t span_threshold_ns;
-	bool syscall_counts; /* count syscalls, time none (serve's default: osrt.bpf.c) */
+	bool syscall_counts;	      /* count syscalls, time none (serve's default: osrt.bpf.c) */
+	struct gpu_sample gpu_sample; /* --gpu-sample */
 };
 
 /* getopt codes of the shared long options (beyond single letters -p, -d, -v, -h) */
@@ -38,6 +40,7 @@ enum {
 	LIVE_OPT_NO_INJECT,
 	LIVE_OPT_BUFFER_SIZE,
 	LIVE_OPT_GRACE,
+	LIVE_OPT_GPU_SAMPLE,
 	LIVE_OPT_FIRST_OWN, /* the commands' own options start here */
 };
 
@@ -58,6 +61,7 @@ enum {
 	{"verbose", no_argument, NULL, 'v'},                                                       \
 	{"interval", required_argument, NULL, LIVE_OPT_INTERVAL},                                  \
 	{"no-cupti", no_argument, NULL, LIVE_OPT_NO_CUPTI},                                        \
+	{"gpu-sample", required_argument, NULL, LIVE_OPT_GPU_SAMPLE},                              \
 	{"no-inject", no_argument, NULL, LIVE_OPT_NO_INJECT},                                      \
 	{"buffer-size", required_argument, NULL, LIVE_OPT_BUFFER_SIZE},                            \
 	{"help", no_argument, NULL, 'h'}
@@ -65,6 +69,11 @@ enum {
  * and --grace it words itself), listed after its own; `pad`, spaces, moves their text from
  * column 24 to the view's column. */
 #define LIVE_USAGE_OPTS(pad)                                                                       \
+	"      --gpu-sample ON/PERIOD\n"                                                           \
+	"                        " pad "kernel records (GPU busy, kernels) for ON of every PERIOD,\n"  \
+	"                        " pad "e.g. 1s/10s, whole intervals: estimates, marked sampled;\n"   \
+	"                        " pad "always (default: exact, CUPTI's cost on every kernel) or\n"   \
+	"                        " pad "off (as --no-cupti); launches and API calls stay exact\n"     \
 	"      --no-cupti        " pad "no GPU times: do not turn on CUPTI bridges\n"                \
 	"      --no-inject       " pad "do not load the bridge into running CUDA processes\n"        \
 	"      --buffer-size MIB " pad "ring buffer, a power of two (default 16)\n"                  \

@@ -690,10 +690,55 @@ static int sum_groups(struct live_model *lm, uint64_t now)
 	return 0;
 }
 
+/* A group's sums drop when a process moves to another cgroup: such a period counts 0. */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
+static void roll_cycle(struct live_gpu_cycle *cy, const struct live_counters *c)
+{
+	cy->last_kernels = since(c->kernels, cy->start_kernels);
+	cy->last_busy_ns = since(c->gpu_busy_ns, cy->start_busy_ns);
+	cy->start_kernels = c->kernels;
+	cy->start_busy_ns = c->gpu_busy_ns;
+}
+
+/* A --gpu-sample period ended at this tick: each row's last one is complete. After the group
+ * sums, which it reads. */
+static void roll_cycles(struct live_model *lm)
+{
+	for (size_t i = 0; i < lm->nprocs; i++)
+		roll_cycle(&lm->procs[i].cycle, &lm->procs[i].c);
+	for (size_t i = 0; i < lm->ncontainers; i++)
+		roll_cycle(&lm->containers[i].cycle, &lm->containers[i].sum);
+	for (size_t i = 0; i < lm->nusers; i++)
+		roll_cycle(&lm->users[i].cycle, &lm->users[i].sum);
+}
+
+bool live_model_gpu_estimate(const struct live_model *lm, const struct live_counters *c,
+			     const struct live_gpu_cycle *cycle, double *busy_share,
+			     double *kernels_per_s)
+{
+	uint64_t window = gpu_sample_window_ns(&lm->sample);
+	bool done = lm->sample.cycles > 0;
+	uint64_t busy = done ? cycle->last_busy_ns : since(c->gpu_busy_ns, cycle->start_busy_ns);
+	uint64_t kernels = done ? cycle->last_kernels : since(c->kernels, cycle->start_kernels);
+
+	if (!gpu_sample_is_sampled(&lm->sample))
+		return false;
+	*busy_share = window ? (double)busy / (double)window : 0.0;
+	*kernels_per_s = window ? (double)kernels * 1e9 / (double)window : 0.0;
+	return true;
+}
+
 int live_model_tick(struct live_model *lm, uint64_t now_ns)
 {
-	int err = lm->pull ? lm->pull(lm->pull_ctx, lm) : 0;
+	bool new_cycle;
+	int err;
 
+	lm->kernels_on = gpu_sample_step(&lm->sample, &new_cycle);
+	err = lm->pull ? lm->pull(lm->pull_ctx, lm) : 0;
 	if (err)
 		return err;
 	lm->tick_ns = now_ns;
@@ -705,7 +750,10 @@ int live_model_tick(struct live_model *lm, uint64_t now_ns)
 		return err;
 	err = prune_groups(lm, lm->containers, &lm->ncontainers, &lm->ix_containers, now_ns,
 			   LIVE_CONTAINER);
-	return err ?: prune_groups(lm, lm->users, &lm->nusers, &lm->ix_users, now_ns, LIVE_USER);
+	err = err ?: prune_groups(lm, lm->users, &lm->nusers, &lm->ix_users, now_ns, LIVE_USER);
+	if (!err && new_cycle)
+		roll_cycles(lm);
+	return err;
 }
 
 void live_model_tick_done(struct live_model *lm)

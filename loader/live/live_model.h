@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "lib/key_index.h"
 #include "lib/syscall_class.h"
+#include "loader/live/gpu_sample.h"
 #include "output/model/gpu/gpu_mem.h"
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_format.h"
@@ -39,6 +40,13 @@ struct live_counters {
 	uint64_t cpu_ns; /* user + system, from /proc */
 };
 
+/* Kernels and GPU busy time over --gpu-sample periods (gpu_sample.h): the counts at the start
+ * of the period under way, and what the last complete period's window saw. */
+struct live_gpu_cycle {
+	uint64_t start_kernels, start_busy_ns;
+	uint64_t last_kernels, last_busy_ns;
+};
+
 struct live_proc {
 	uint32_t pid, ppid;
 	char comm[GS_COMM_LEN];
@@ -53,6 +61,7 @@ struct live_proc {
 	struct live_counters prev; /* at the previous tick, for rates */
 	uint64_t gpu_mem_bytes;	   /* outstanding CUDA API allocations (device, pinned, managed) */
 	uint64_t busy_until[LIVE_MAX_DEVICES]; /* the GPU union of its kernels, per device */
+	struct live_gpu_cycle cycle;
 	/* the main thread over the last interval: its syscall with most time, or off-CPU reason */
 	uint32_t wait_nr;
 	uint64_t wait_ns;
@@ -80,6 +89,7 @@ struct live_group {
 	struct live_counters base, shown;
 	struct live_counters sum;      /* computed each tick: departed + members */
 	struct live_counters prev_sum; /* at the previous tick, for rates */
+	struct live_gpu_cycle cycle;
 	uint64_t gpu_mem_bytes;
 	unsigned members;
 };
@@ -99,6 +109,10 @@ struct live_model {
 	 * before anything else; NULL: none */
 	int (*pull)(void *ctx, struct live_model *lm);
 	void *pull_ctx;
+	/* --gpu-sample: stepped at each tick before `pull`, which switches the bridges' kernel
+	 * records to `kernels_on` for the interval that begins */
+	struct gpu_sample sample;
+	bool kernels_on;
 	struct live_waits *waits; /* top's wait column, fed every record; NULL: none */
 	void *leave_ctx;
 	struct live_proc *procs;
@@ -138,6 +152,13 @@ bool live_model_launches(void *live_model, uint32_t pid, uint64_t launches);
 int live_model_tick(struct live_model *lm, uint64_t now_ns);
 /* After the views were drawn: the current counters become the next interval's base. */
 void live_model_tick_done(struct live_model *lm);
+/* GPU busy share (of one device-second per second) and kernels per second of a row, from
+ * its totals `c` (a process's, or a group's sum) and its `cycle`, under --gpu-sample: what the
+ * last complete period's window saw (in the first period, the window so far) over the
+ * window's length. False when the figures are not sampled (the interval's rates apply). */
+bool live_model_gpu_estimate(const struct live_model *lm, const struct live_counters *c,
+			     const struct live_gpu_cycle *cycle, double *busy_share,
+			     double *kernels_per_s);
 /* Events counted lost (BPF and GPU records), cumulative. */
 uint64_t live_model_lost(const struct live_model *lm);
 const char *live_mode_name(enum live_mode m); /* "-", "uprobes", "bridge", "injected" */

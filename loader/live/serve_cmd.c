@@ -30,8 +30,8 @@
 static const char usage[] =
     "usage: gpuspy serve [--listen ADDR:PORT] [-p PID[,PID...]] [--interval DUR]\n"
     "                    [--grace DUR] [--max-series N] [--max-clients N] [-d DUR]\n"
-    "                    [--syscall-time] [--no-cupti] [--no-inject] [--buffer-size MIB]\n"
-    "                    [-v]\n"
+    "                    [--syscall-time] [--gpu-sample ON/PERIOD] [--no-cupti]\n"
+    "                    [--no-inject] [--buffer-size MIB] [-v]\n"
     "\n"
     "A Prometheus exporter of the host's GPU use: GET /metrics answers in the text\n"
     "exposition format with counters and gauges per process (pid, comm, container, user),\n"

@@ -168,6 +168,7 @@ struct metric {
 	const char *sublabel; /* NULL: a single value */
 	unsigned n;	      /* values under sublabel */
 	const char *(*subname)(unsigned i);
+	bool gpu; /* from kernel records: an estimate under --gpu-sample */
 };
 
 static const char *class_name(unsigned i)
@@ -192,30 +193,33 @@ static const char *direction_name(unsigned i)
 
 static const struct metric metrics[] = {
     {"cuda_api_calls_total", "counter", "outermost CUDA runtime and driver API calls (uprobes)",
-     AT(api_calls), 1, NULL, 0, NULL},
+     AT(api_calls), 1, NULL, 0, NULL, false},
     {"cuda_api_errors_total", "counter",
-     "CUDA API calls other than launches that returned an error", AT(api_errors), 1, NULL, 0, NULL},
+     "CUDA API calls other than launches that returned an error", AT(api_errors), 1, NULL, 0, NULL,
+     false},
     {"cuda_api_seconds_total", "counter", "time spent inside CUDA API calls other than launches",
-     AT(api_ns), 1e-9, NULL, 0, NULL},
+     AT(api_ns), 1e-9, NULL, 0, NULL, false},
     {"cuda_launches_total", "counter", "kernel and graph launches (driver launch calls)",
-     AT(launches), 1, NULL, 0, NULL},
-    {"gpu_kernels_total", "counter", "kernels the GPU ran (CUPTI bridge active only)", AT(kernels),
-     1, NULL, 0, NULL},
+     AT(launches), 1, NULL, 0, NULL, false},
+    {"gpu_kernels_total", "counter",
+     "kernels the GPU ran (CUPTI bridge active only; estimated where labelled sampled)",
+     AT(kernels), 1, NULL, 0, NULL, true},
     {"gpu_busy_seconds_total", "counter",
-     "time at least one kernel ran, per device union (CUPTI bridge active only)", AT(gpu_busy_ns),
-     1e-9, NULL, 0, NULL},
+     "time at least one kernel ran, per device union (CUPTI bridge active only; estimated where "
+     "labelled sampled)",
+     AT(gpu_busy_ns), 1e-9, NULL, 0, NULL, true},
     {"cuda_copy_bytes_total", "counter", "bytes copied by CUDA memcpy calls, by direction",
-     AT(copy_bytes), 1, "direction", GS_COPY_NKINDS, direction_name},
+     AT(copy_bytes), 1, "direction", GS_COPY_NKINDS, direction_name, false},
     {"cuda_memset_bytes_total", "counter", "bytes set by CUDA memset calls", AT(memset_bytes), 1,
-     NULL, 0, NULL},
+     NULL, 0, NULL, false},
     {"syscalls_total", "counter", "system calls, by class", AT(syscalls), 1, "class", SC_NCLASSES,
-     class_name},
+     class_name, false},
     {"syscall_seconds_total", "counter", "time in system calls, by class", AT(syscall_ns), 1e-9,
-     "class", SC_NCLASSES, class_name},
+     "class", SC_NCLASSES, class_name, false},
     {"offcpu_seconds_total", "counter", "time threads spent off CPU, by reason", AT(offcpu_ns),
-     1e-9, "reason", GS_OFFCPU_NREASONS, reason_name},
+     1e-9, "reason", GS_OFFCPU_NREASONS, reason_name, false},
     {"cpu_seconds_total", "counter", "user and system CPU time (/proc)", AT(cpu_ns), 1e-9, NULL, 0,
-     NULL},
+     NULL, false},
 };
 
 static uint64_t value_at(const struct live_counters *c, size_t offset, unsigned i)
@@ -226,10 +230,28 @@ static uint64_t value_at(const struct live_counters *c, size_t offset, unsigned 
 	return v;
 }
 
-/* Samples of one metric for one series' labels. */
-static void emit(struct prom_buf *b, const char *name, const struct metric *m,
-		 struct prom_label *labels, size_t nlabels, const struct live_counters *c)
+/* The label that marks a GPU figure as an estimate, and the factor from what the windows saw
+ * to it (gpu_sample.h): only under --gpu-sample, so series are unchanged without it. */
+static double gpu_mark(const struct live_model *lm, struct prom_label *at)
 {
+	if (!gpu_sample_is_sampled(&lm->sample))
+		return 1.0;
+	*at = (struct prom_label){"sampled", lm->sample.label};
+	return gpu_sample_scale(&lm->sample);
+}
+
+/* Samples of one metric for one series' labels (with room for one more). */
+static void emit(struct prom_buf *b, const char *name, const struct metric *m,
+		 struct prom_label *labels, size_t nlabels, const struct live_counters *c,
+		 const struct live_model *lm)
+{
+	if (m->gpu) {
+		double scale = gpu_mark(lm, &labels[nlabels]);
+
+		prom_sample(b, name, labels, nlabels + (scale != 1.0),
+			    (double)value_at(c, m->offset, 0) * m->scale * scale);
+		return;
+	}
 	if (!m->sublabel) {
 		prom_sample(b, name, labels, nlabels, (double)value_at(c, m->offset, 0) * m->scale);
 		return;
@@ -263,17 +285,18 @@ static void process_family(struct serve_metrics *sm, const struct live_model *lm
 		if (!lm->procs[i].slotted)
 			continue;
 		process_labels(&lm->procs[i], pid, l);
-		emit(b, name, m, l, 4, &lm->procs[i].c);
+		emit(b, name, m, l, 4, &lm->procs[i].c, lm);
 	}
 	l[0] = (struct prom_label){"pid", "other"};
 	l[1] = (struct prom_label){"comm", "other"};
 	l[2] = (struct prom_label){"container", "other"};
 	l[3] = (struct prom_label){"user", "other"};
-	emit(b, name, m, l, 4, &sm->other_sum[LIVE_PROCESS]);
+	emit(b, name, m, l, 4, &sm->other_sum[LIVE_PROCESS], lm);
 }
 
-static void group_family(struct serve_metrics *sm, const struct live_group *g, size_t n,
-			 enum live_kind kind, const struct metric *m, struct prom_buf *b)
+static void group_family(struct serve_metrics *sm, const struct live_model *lm,
+			 const struct live_group *g, size_t n, enum live_kind kind,
+			 const struct metric *m, struct prom_buf *b)
 {
 	const char *label = kind == LIVE_CONTAINER ? "container" : "user";
 	struct prom_label l[2];
@@ -285,10 +308,10 @@ static void group_family(struct serve_metrics *sm, const struct live_group *g, s
 		if (!g[i].slotted)
 			continue;
 		l[0] = (struct prom_label){label, g[i].label};
-		emit(b, name, m, l, 1, &g[i].sum);
+		emit(b, name, m, l, 1, &g[i].sum, lm);
 	}
 	l[0] = (struct prom_label){label, "other"};
-	emit(b, name, m, l, 1, &sm->other_sum[kind]);
+	emit(b, name, m, l, 1, &sm->other_sum[kind], lm);
 }
 
 static void gauges(const struct live_model *lm, struct prom_buf *b)
@@ -335,25 +358,44 @@ static void gauges(const struct live_model *lm, struct prom_buf *b)
 
 static void devices(const struct live_model *lm, struct prom_buf *b)
 {
-	struct prom_label l[1];
+	struct prom_label l[2];
 	char dev[16];
+	double scale;
 
 	prom_family(b, "gpuspy_device_gpu_kernels_total", "counter",
-		    "kernels run on the device by processes with an active CUPTI bridge");
+		    "kernels run on the device by processes with an active CUPTI bridge "
+		    "(estimated where labelled sampled)");
 	for (size_t i = 0; i < lm->ndevices; i++) {
 		snprintf(dev, sizeof(dev), "%u", lm->devices[i].device);
 		l[0] = (struct prom_label){"device", dev};
-		prom_sample(b, "gpuspy_device_gpu_kernels_total", l, 1,
-			    (double)lm->devices[i].kernels);
+		scale = gpu_mark(lm, &l[1]);
+		prom_sample(b, "gpuspy_device_gpu_kernels_total", l, 1 + (scale != 1.0),
+			    (double)lm->devices[i].kernels * scale);
 	}
 	prom_family(b, "gpuspy_device_gpu_busy_seconds_total", "counter",
-		    "time at least one kernel of a bridged process ran on the device");
+		    "time at least one kernel of a bridged process ran on the device (estimated "
+		    "where labelled sampled)");
 	for (size_t i = 0; i < lm->ndevices; i++) {
 		snprintf(dev, sizeof(dev), "%u", lm->devices[i].device);
 		l[0] = (struct prom_label){"device", dev};
-		prom_sample(b, "gpuspy_device_gpu_busy_seconds_total", l, 1,
-			    (double)lm->devices[i].busy_ns * 1e-9);
+		scale = gpu_mark(lm, &l[1]);
+		prom_sample(b, "gpuspy_device_gpu_busy_seconds_total", l, 1 + (scale != 1.0),
+			    (double)lm->devices[i].busy_ns * 1e-9 * scale);
 	}
+}
+
+/* The duty the GPU figures come from: 1 (always, exact), ON/PERIOD, or 0 (off: none). */
+static void gpu_sample_gauge(const struct live_model *lm, struct prom_buf *b)
+{
+	struct prom_label l[1] = {{"sample", lm->sample.label}};
+	double ratio =
+	    lm->sample.mode == GPU_SAMPLE_OFF ? 0.0 : 1.0 / gpu_sample_scale(&lm->sample);
+
+	prom_family(b, "gpuspy_gpu_sample_ratio", "gauge",
+		    "share of the time kernel records are taken (--gpu-sample); below 1 the "
+		    "gpu_kernels and gpu_busy counters are what the windows saw scaled by its "
+		    "inverse, and labelled sampled");
+	prom_sample(b, "gpuspy_gpu_sample_ratio", l, 1, ratio);
 }
 
 static void self_metrics(const struct serve_metrics *sm, const struct live_model *lm,
@@ -422,12 +464,13 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 			if (sm->no_syscall_time && metrics[i].offset == AT(syscall_ns))
 				continue;
 			process_family(sm, lm, &metrics[i], out);
-			group_family(sm, lm->containers, lm->ncontainers, LIVE_CONTAINER,
+			group_family(sm, lm, lm->containers, lm->ncontainers, LIVE_CONTAINER,
 				     &metrics[i], out);
-			group_family(sm, lm->users, lm->nusers, LIVE_USER, &metrics[i], out);
+			group_family(sm, lm, lm->users, lm->nusers, LIVE_USER, &metrics[i], out);
 		}
 		gauges(lm, out);
 		devices(lm, out);
+		gpu_sample_gauge(lm, out);
 		self_metrics(sm, lm, out);
 		err = out->oom ? -ENOMEM : 0;
 	}

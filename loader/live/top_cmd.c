@@ -39,7 +39,8 @@
 static const char usage[] =
     "usage: gpuspy top [-p PID[,PID...]] [--once] [--format text|csv|json] [--sort KEY]\n"
     "                  [--group-by process|container|user] [-n N] [--all] [--interval DUR]\n"
-    "                  [-d DUR] [--no-cupti] [--no-inject] [--buffer-size MIB] [-v]\n"
+    "                  [-d DUR] [--gpu-sample ON/PERIOD] [--no-cupti] [--no-inject]\n"
+    "                  [--buffer-size MIB] [-v]\n"
     "\n"
     "A live view of the host's GPU users, refreshed every interval: per process (or\n"
     "container, or user) GPU busy % and kernels/s where gpuspy's CUPTI bridge is active,\n"
@@ -216,6 +217,10 @@ static void print_summary(const struct live_model *lm, const struct top_view *v,
 		modes[LIVE_MODE_INJECTED], lm->ndevices, (unsigned long long)lm->events,
 		(unsigned long long)live_model_lost(lm), v->sort ? v->sort : "gpu_busy_pct",
 		group_by_name(v->group_by));
+	if (gpu_sample_is_sampled(&lm->sample))
+		fprintf(out,
+			"~GPU%%, ~Kern/s: estimated from kernel records taken %s (--gpu-sample)\n",
+			lm->sample.label);
 }
 
 static int draw(struct top_state *st)
@@ -227,9 +232,9 @@ static int draw(struct top_state *st)
 		unsigned rows = terminal_rows();
 
 		v.compact = true;
-		/* summary, blank, header, rule lines: the rest are rows */
+		/* summary (two lines when sampled), blank, header, rule lines: the rest are rows */
 		if (!v.limit)
-			v.limit = rows > 6 ? rows - 6 : 1;
+			v.limit = rows > 7 ? rows - 7 : 1;
 		fputs("\033[H\033[2J", stdout);
 		print_summary(&st->lm, &v, stdout);
 		fputc('\n', stdout);

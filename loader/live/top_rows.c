@@ -12,10 +12,11 @@ struct top_row {
 	uint32_t pid;
 	unsigned processes;
 	const char *name, *user, *container, *mode;
-	char wait[24];	       /* "input 78%": the kind that took most of the interval */
-	const char *wait_kind; /* "input", or "-" */
-	uint32_t wait_tid;     /* the thread it is of; 0: none */
-	char syscall[40];      /* the main thread's syscall with most time, or off-CPU reason */
+	char wait[24];		/* "input 78%": the kind that took most of the interval */
+	const char *wait_kind;	/* "input", or "-" */
+	uint32_t wait_tid;	/* the thread it is of; 0: none */
+	const char *gpu_sample; /* "always", "off", or the --gpu-sample duty of its GPU figures */
+	char syscall[40];	/* the main thread's syscall with most time, or off-CPU reason */
 	bool exited;
 	double v[32]; /* by enum field */
 	uint64_t gpu_mem;
@@ -50,6 +51,7 @@ enum col_src {
 	SRC_SYSCALL,
 	SRC_GPU_MEM,
 	SRC_EXITED,
+	SRC_GPU_SAMPLE,
 	SRC_TOTAL
 };
 
@@ -77,6 +79,7 @@ static const struct top_col cols[] = {
     {{"Mode", "mode", COL_STR}, SRC_MODE, 0, SHOW_ALL},
     {{"GPU%", "gpu_busy_pct", COL_PCT}, SRC_FIELD, F_GPU_PCT, SHOW_ALL},
     {{"Kern/s", "kernels_per_s", COL_FLOAT1}, SRC_FIELD, F_KERNELS_S, SHOW_ALL},
+    {{"GPU Sample", "gpu_sample", COL_STR}, SRC_GPU_SAMPLE, 0, SHOW_DATA},
     {{"Launch/s", "launches_per_s", COL_FLOAT1}, SRC_FIELD, F_LAUNCHES_S, SHOW_ALL},
     {{"API%", "api_pct", COL_PCT}, SRC_FIELD, F_API_PCT, SHOW_ALL},
     {{"API calls/s", "api_calls_per_s", COL_FLOAT1}, SRC_FIELD, F_API_CALLS_S, SHOW_DATA},
@@ -159,6 +162,20 @@ static void fill_rates(struct top_row *row, const struct live_counters *c,
 	row->v[F_DTOH_S] = per_s(c->copy_bytes[GS_COPY_DTOH], prev->copy_bytes[GS_COPY_DTOH], secs);
 	row->v[F_CPU_PCT] = 100.0 * per_s(c->cpu_ns, prev->cpu_ns, secs) / 1e9;
 	row->c = c;
+}
+
+/* Under --gpu-sample the interval's GPU rates would be 0 outside the windows and the window's
+ * share at most once per period: the row shows the last period's estimate instead. */
+static void fill_gpu_estimate(struct top_row *row, const struct live_model *lm,
+			      const struct live_counters *c, const struct live_gpu_cycle *cycle)
+{
+	double share, kernels_s;
+
+	row->gpu_sample = lm->sample.label;
+	if (!live_model_gpu_estimate(lm, c, cycle, &share, &kernels_s))
+		return;
+	row->v[F_GPU_PCT] = 100.0 * share;
+	row->v[F_KERNELS_S] = kernels_s;
 }
 
 /* The kinds in the words top prints: the input, sync, I/O and CPU, and the others. */
@@ -246,6 +263,7 @@ static int process_rows(const struct live_model *lm, const struct top_view *view
 		struct top_row *slot;
 
 		fill_rates(&r, &p->c, &p->prev, secs);
+		fill_gpu_estimate(&r, lm, &p->c, &p->cycle);
 		describe_wait(&r, p, lm->waits);
 		describe_syscall(&r, p, secs);
 		if (!view->all && !active(&r))
@@ -258,8 +276,8 @@ static int process_rows(const struct live_model *lm, const struct top_view *view
 	return 0;
 }
 
-static int group_rows(const struct live_group *g, size_t n, bool users, double secs,
-		      struct rows *rows)
+static int group_rows(const struct live_model *lm, const struct live_group *g, size_t n, bool users,
+		      double secs, struct rows *rows)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct top_row *r = array_grow((void **)&rows->v, &rows->n, &rows->cap, sizeof(*r));
@@ -277,6 +295,7 @@ static int group_rows(const struct live_group *g, size_t n, bool users, double s
 		snprintf(r->wait, sizeof(r->wait), "-");
 		snprintf(r->syscall, sizeof(r->syscall), "-");
 		fill_rates(r, &g[i].sum, &g[i].prev_sum, secs);
+		fill_gpu_estimate(r, lm, &g[i].sum, &g[i].cycle);
 	}
 	return 0;
 }
@@ -362,14 +381,17 @@ static int set_cell(struct table_cell *cell, const struct top_col *c, const stru
 		return 0;
 	case SRC_SYSCALL:
 		return table_set_str(cell, r->syscall);
+	case SRC_GPU_SAMPLE:
+		return table_set_str(cell, r->gpu_sample);
 	default:
 		return table_set_str(cell, r->wait);
 	}
 }
 
 /* The columns shown: the terminal's few, or all of them for scripts; a group view has no
- * per-process columns, a process view no process count. */
-static size_t shown_cols(const struct top_view *v, const struct top_col **out,
+ * per-process columns, a process view no process count. Sampled GPU figures are marked '~'
+ * (estimated) in their titles. */
+static size_t shown_cols(const struct top_view *v, bool sampled, const struct top_col **out,
 			 struct table_col *tcols)
 {
 	size_t n = 0;
@@ -393,16 +415,21 @@ static size_t shown_cols(const struct top_view *v, const struct top_col **out,
 		if (!group && c->src == SRC_PROCS)
 			continue;
 		out[n] = c;
-		tcols[n++] = c->col;
+		tcols[n] = c->col;
+		if (sampled && c->src == SRC_FIELD && c->arg == F_GPU_PCT)
+			tcols[n].title = "~GPU%";
+		if (sampled && c->src == SRC_FIELD && c->arg == F_KERNELS_S)
+			tcols[n].title = "~Kern/s";
+		n++;
 	}
 	return n;
 }
 
-static int print_rows(const struct rows *rows, const struct top_view *v, FILE *out)
+static int print_rows(const struct rows *rows, const struct top_view *v, bool sampled, FILE *out)
 {
 	const struct top_col *shown[NCOLS];
 	struct table_col tcols[NCOLS];
-	size_t ncols = shown_cols(v, shown, tcols);
+	size_t ncols = shown_cols(v, sampled, shown, tcols);
 	size_t n = v->limit && v->limit < rows->n ? v->limit : rows->n;
 	struct table t;
 	int err = 0;
@@ -431,9 +458,9 @@ int top_rows_print(const struct live_model *lm, const struct top_view *v, FILE *
 	int err;
 
 	if (v->group_by == GROUP_CONTAINER)
-		err = group_rows(lm->containers, lm->ncontainers, false, secs, &rows);
+		err = group_rows(lm, lm->containers, lm->ncontainers, false, secs, &rows);
 	else if (v->group_by == GROUP_USER)
-		err = group_rows(lm->users, lm->nusers, true, secs, &rows);
+		err = group_rows(lm, lm->users, lm->nusers, true, secs, &rows);
 	else
 		err = process_rows(lm, v, secs, &rows);
 	if (!err && rows.n) { /* qsort(NULL, 0, ...) is undefined: an idle host has no rows */
@@ -441,7 +468,7 @@ int top_rows_print(const struct live_model *lm, const struct top_view *v, FILE *
 		qsort(rows.v, rows.n, sizeof(*rows.v), cmp_rows);
 	}
 	if (!err)
-		err = print_rows(&rows, v, out);
+		err = print_rows(&rows, v, gpu_sample_is_sampled(&lm->sample), out);
 	free(rows.v);
 	return err;
 }
