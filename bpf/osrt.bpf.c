@@ -40,18 +40,18 @@ struct {
 } inflight_by_task SEC(".maps");
 
 /*
- * Statistics live in one of two places, chosen when a thread first makes a syscall:
+ * Statistics live in one of two places, chosen at a thread's first call of each syscall:
  *
  * - a syscall_slots entry, found through the thread's stat_slot table in the task storage the
  *   exit program looks up anyway. An array lookup is an inlined bounds check and multiply; the
  *   hash lookup it replaces (jhash of the key, bucket walk, key compare) was most of what exact
- *   statistics cost per call: 50-60 ns of osrt_sys_exit's ~170 ns on the development VM
+ *   statistics cost per call: 50-60 ns of osrt_sys_exit's 145-180 ns on the 2-vCPU VM measured
  *   (docs/BENCHMARKS.md). Free entries wait in free_slots, filled by the loader.
  * - syscall_stats, the hash, when no slot is free (the loader sizes the slots: 0 for the counts
  *   of `serve` and for step windows, whose takes delete keys), or for numbers >= NR_TRACKED.
  *
- * The loader reads both (loader/session/stats_dump.c). Either way only the thread itself updates
- * its statistics, so plain arithmetic is safe.
+ * The loader reads both (loader/session/stat_slots.c, stats_dump.c). Either way only the
+ * thread itself updates its statistics, so plain arithmetic is safe.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -191,7 +191,8 @@ static __noinline struct gs_syscall_stats_val *new_stats(struct gs_syscall_stats
 	slot = bpf_map_lookup_elem(&syscall_slots, &idx);
 	if (!slot || idx >= GS_STAT_SLOTS_MAX)
 		return new_stats_key(key, in); /* never: the loader pushes valid indexes */
-	/* a freed slot is zeroed (flush_slot, the loader's take of a gone thread's) */
+	/* a free slot is zeroed (by flush_slot, or by the loader for a thread gone before its
+	 * flush), and min_ns starts as "no minimum yet" */
 	slot->val.sums.min_ns = ~0ULL;
 	slot->key = *key;
 	*where = (__u16)(idx + 1);
