@@ -554,7 +554,8 @@ static __always_inline void flush_slot(const struct exit_flush *f, __u32 nr, __u
 }
 
 /* One syscall's statistics of the exiting thread to the loader, out of its slot or key. With
- * the ring buffer full they stay, and the next checkpoint carries them: nothing is lost. */
+ * the ring buffer full they stay, and the next checkpoint finds the thread gone and carries
+ * them: nothing is lost. Either way the thread's table forgets them (see osrt_thread_exec). */
 static long flush_syscall_stats(__u32 nr, void *data)
 {
 	struct exit_flush *f = data;
@@ -567,6 +568,7 @@ static long flush_syscall_stats(__u32 nr, void *data)
 	at = *where;
 	if (at == GS_STAT_NONE)
 		return 0;
+	*where = GS_STAT_NONE;
 	if (at != GS_STAT_IN_HASH) {
 		flush_slot(f, nr, at - 1);
 		return 0;
@@ -577,6 +579,13 @@ static long flush_syscall_stats(__u32 nr, void *data)
 	return 0;
 }
 
+static __always_inline void flush_thread(struct gs_syscall_inflight *in, __u32 tgid, __u32 tid)
+{
+	struct exit_flush f = {.in = in, .tgid = tgid, .tid = tid, .ts = bpf_ktime_get_ns()};
+
+	bpf_loop(NR_TRACKED, flush_syscall_stats, &f, 0);
+}
+
 /* A thread's statistics leave the maps when it exits, so process churn (shell loops, respawned
  * workers, hours of -a) never fills them: the loader writes them as final totals. Only the
  * exiting thread ever updated them, so they are complete here. */
@@ -584,14 +593,24 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(osrt_thread_exit, struct task_struct *p, bool group_dead)
 {
 	struct gs_syscall_inflight *in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
-	struct exit_flush f;
 
-	if (!in)
+	if (in)
+		flush_thread(in, p->tgid, p->pid);
+	return 0;
+}
+
+/* A thread other than the leader that calls execve takes the leader's tid. Its statistics so
+ * far are keyed by its old tid: they end here, as at an exit, and it starts anew under the new
+ * one. Its table must not keep pointing at slots the loader frees once the old tid is gone. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(osrt_thread_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct gs_syscall_inflight *in;
+
+	if (old_pid == p->pid)
 		return 0;
-	f.in = in;
-	f.tgid = p->tgid;
-	f.tid = p->pid;
-	f.ts = bpf_ktime_get_ns();
-	bpf_loop(NR_TRACKED, flush_syscall_stats, &f, 0);
+	in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
+	if (in)
+		flush_thread(in, p->tgid, (__u32)old_pid);
 	return 0;
 }
