@@ -27,7 +27,7 @@ const volatile __u64 py_stack_min_ns = 1000;
 #define __NR_uretprobe_x86_64 335
 #define AT_FDCWD_VALUE	      -100
 
-/* Syscall numbers below this have a bit in gs_syscall_inflight.nrs_used (x86_64 has ~460). */
+/* Syscall numbers below this have an entry in gs_syscall_inflight.stat_slot (x86_64 has ~460). */
 #define NR_TRACKED GS_SYSCALL_NR_TRACKED
 
 /* Task-local storage: freed with the task, so exit/execve paths that never return leave no
@@ -39,6 +39,20 @@ struct {
 	__type(value, struct gs_syscall_inflight);
 } inflight_by_task SEC(".maps");
 
+/*
+ * Statistics live in one of two places, chosen at a thread's first call of each syscall:
+ *
+ * - a syscall_slots entry, found through the thread's stat_slot table in the task storage the
+ *   exit program looks up anyway. An array lookup is an inlined bounds check and multiply; the
+ *   hash lookup it replaces (jhash of the key, bucket walk, key compare) was most of what exact
+ *   statistics cost per call: 50-60 ns of osrt_sys_exit's 145-180 ns on the 2-vCPU VM measured
+ *   (docs/BENCHMARKS.md). Free entries wait in free_slots, filled by the loader.
+ * - syscall_stats, the hash, when no slot is free (the loader sizes the slots: 0 for the counts
+ *   of `serve` and for step windows, whose takes delete keys), or for numbers >= NR_TRACKED.
+ *
+ * The loader reads both (loader/session/stat_slots.c, stats_dump.c). Either way only the
+ * thread itself updates its statistics, so plain arithmetic is safe.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -46,6 +60,19 @@ struct {
 	__type(key, struct gs_syscall_stats_key);
 	__type(value, struct gs_syscall_stats_val);
 } syscall_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized by the loader */
+	__type(key, __u32);
+	__type(value, struct gs_syscall_slot);
+} syscall_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1); /* resized by the loader, which pushes the free indexes */
+	__type(value, __u32);
+} free_slots SEC(".maps");
 
 /* A zeroed value to insert from; too large for the 512-byte BPF stack. */
 struct {
@@ -113,12 +140,22 @@ static __always_inline void add_square(struct gs_syscall_stats_val *v, __u64 d)
 	v->sums.sumsq_hi += sq_hi + (v->sums.sumsq_lo < old_lo);
 }
 
-/* The thread's first call of `nr`: its key is created and remembered for the flush at exit. */
+/* The stat_slot entry of syscall `nr`, NULL beyond NR_TRACKED. */
+static __always_inline __u16 *stat_slot_of(struct gs_syscall_inflight *in, __u32 nr)
+{
+	if (nr >= NR_TRACKED)
+		return NULL;
+	return &in->stat_slot[nr];
+}
+
+/* The thread's first call of `nr` with no free slot: its hash key is created, and remembered
+ * for the flush at exit. */
 static __noinline struct gs_syscall_stats_val *new_stats_key(struct gs_syscall_stats_key *key,
 							     struct gs_syscall_inflight *in)
 {
 	struct gs_syscall_stats_val *init, *v;
-	__u32 zero = 0, nr;
+	__u32 zero = 0;
+	__u16 *where;
 
 	if (!key || !in)
 		return NULL;
@@ -132,26 +169,67 @@ static __noinline struct gs_syscall_stats_val *new_stats_key(struct gs_syscall_s
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&syscall_stats, key);
-	nr = key->nr;
-	if (v && nr < NR_TRACKED)
-		in->nrs_used[nr / 64] |= 1ULL << (nr % 64);
+	where = stat_slot_of(in, key->nr);
+	if (v && where)
+		*where = GS_STAT_IN_HASH;
 	return v;
+}
+
+/* The thread's first call of `nr`: a free slot if there is one, else a hash key. */
+static __noinline struct gs_syscall_stats_val *new_stats(struct gs_syscall_stats_key *key,
+							 struct gs_syscall_inflight *in)
+{
+	struct gs_syscall_slot *slot;
+	__u16 *where;
+	__u32 idx;
+
+	if (!key || !in)
+		return NULL;
+	where = stat_slot_of(in, key->nr);
+	if (!where || bpf_map_pop_elem(&free_slots, &idx))
+		return new_stats_key(key, in);
+	slot = bpf_map_lookup_elem(&syscall_slots, &idx);
+	if (!slot || idx >= GS_STAT_SLOTS_MAX)
+		return new_stats_key(key, in); /* never: the loader pushes valid indexes */
+	/* a free slot is zeroed (by flush_slot, or by the loader for a thread gone before its
+	 * flush), and min_ns starts as "no minimum yet" */
+	slot->val.sums.min_ns = ~0ULL;
+	slot->key = *key;
+	*where = (__u16)(idx + 1);
+	return &slot->val;
+}
+
+/* This thread's statistics of `key->nr`, created at its first call; NULL when full. */
+static __always_inline struct gs_syscall_stats_val *stats_of(struct gs_syscall_inflight *in,
+							     struct gs_syscall_stats_key *key)
+{
+	struct gs_syscall_stats_val *v;
+	__u16 *where = stat_slot_of(in, key->nr);
+	__u32 idx;
+
+	if (where && *where != GS_STAT_NONE && *where != GS_STAT_IN_HASH) {
+		struct gs_syscall_slot *slot;
+
+		idx = *where - 1;
+		slot = bpf_map_lookup_elem(&syscall_slots, &idx);
+		return slot ? &slot->val : NULL;
+	}
+	if (where && *where == GS_STAT_NONE)
+		return new_stats(key, in);
+	v = bpf_map_lookup_elem(&syscall_stats, key);
+	return v ?: new_stats_key(key, in);
 }
 
 static __always_inline void account_syscall(struct gs_syscall_inflight *in, __u32 tgid, __u32 tid,
 					    __u32 nr, __u64 dur)
 {
 	struct gs_syscall_stats_key key = {.pid = tgid, .tid = tid, .nr = nr};
-	struct gs_syscall_stats_val *v;
+	struct gs_syscall_stats_val *v = stats_of(in, &key);
 	__u32 b;
 
-	v = bpf_map_lookup_elem(&syscall_stats, &key);
-	if (!v) {
-		v = new_stats_key(&key, in);
-		if (!v)
-			return;
-	}
-	/* keys are per thread, so only one CPU updates a value at a time */
+	if (!v)
+		return;
+	/* only this thread updates its statistics, so no CPU updates them at the same time */
 	v->sums.count++;
 	v->sums.total_ns += dur;
 	if (dur < v->sums.min_ns)
@@ -439,68 +517,100 @@ int BPF_PROG(osrt_sys_count, struct pt_regs *regs, long id)
 	return 0;
 }
 
-/* The exiting thread's set of used syscalls, copied once from its task storage. */
+/* The exiting thread: its stat_slot table and its ids. */
 struct exit_flush {
-	__u64 nrs_used[NR_TRACKED / 64];
+	struct gs_syscall_inflight *in;
 	__u32 tgid, tid;
 	__u64 ts;
 };
 
-static __always_inline bool nr_used(const struct exit_flush *f, __u32 nr)
+/* A statistics value to the loader as the thread's final totals; false with the ring full. */
+static __always_inline bool send_final(const struct exit_flush *f, __u32 nr,
+				       const struct gs_syscall_stats_val *v)
 {
-	__u32 word = nr / 64;
+	struct gs_syscall_final *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 
-	/* bounds the index for the verifier; the barrier keeps clang from dropping the mask as
-	 * redundant with the caller's check */
-	asm volatile("" : "+r"(word));
-	word &= NR_TRACKED / 64 - 1;
-	return (f->nrs_used[word] >> (nr % 64)) & 1;
-}
-
-/* One syscall's statistics of the exiting thread to the loader, its key out of the map. With
- * the ring buffer full the key stays, and the next checkpoint carries it: nothing is lost. */
-static long flush_syscall_stats(__u32 nr, void *data)
-{
-	struct exit_flush *f = data;
-	struct gs_syscall_stats_key key = {.pid = f->tgid, .tid = f->tid, .nr = nr};
-	struct gs_syscall_stats_val *v;
-	struct gs_syscall_final *rec;
-
-	if (nr >= NR_TRACKED)
-		return 1;
-	if (!nr_used(f, nr))
-		return 0;
-	v = bpf_map_lookup_elem(&syscall_stats, &key);
-	if (!v)
-		return 0;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec)
-		return 0;
+		return false;
 	fill_hdr(&rec->hdr, GS_REC_SYSCALL_FINAL, sizeof(*rec), f->tgid, f->tid, f->ts);
 	rec->hdr.flags = GS_STATS_FINAL;
 	rec->nr = nr;
 	rec->pad = 0;
 	__builtin_memcpy(&rec->val, v, sizeof(rec->val));
 	submit_record(rec);
-	bpf_map_delete_elem(&syscall_stats, &key);
+	return true;
+}
+
+/* A slot's statistics out, the slot zeroed and free again. */
+static __always_inline void flush_slot(const struct exit_flush *f, __u32 nr, __u32 idx)
+{
+	struct gs_syscall_slot *slot = bpf_map_lookup_elem(&syscall_slots, &idx);
+
+	if (!slot || !send_final(f, nr, &slot->val))
+		return;
+	slot->key.pid = 0;
+	__builtin_memset(&slot->val, 0, sizeof(slot->val));
+	bpf_map_push_elem(&free_slots, &idx, 0);
+}
+
+/* One syscall's statistics of the exiting thread to the loader, out of its slot or key. With
+ * the ring buffer full they stay, and the next checkpoint finds the thread gone and carries
+ * them: nothing is lost. Either way the thread's table forgets them (see osrt_thread_exec). */
+static long flush_syscall_stats(__u32 nr, void *data)
+{
+	struct exit_flush *f = data;
+	struct gs_syscall_stats_key key = {.pid = f->tgid, .tid = f->tid, .nr = nr};
+	struct gs_syscall_stats_val *v;
+	__u16 *where = stat_slot_of(f->in, nr), at;
+
+	if (!where)
+		return 1;
+	at = *where;
+	if (at == GS_STAT_NONE)
+		return 0;
+	*where = GS_STAT_NONE;
+	if (at != GS_STAT_IN_HASH) {
+		flush_slot(f, nr, at - 1);
+		return 0;
+	}
+	v = bpf_map_lookup_elem(&syscall_stats, &key);
+	if (v && send_final(f, nr, v))
+		bpf_map_delete_elem(&syscall_stats, &key);
 	return 0;
 }
 
-/* A thread's statistics leave the map when it exits, so process churn (shell loops, respawned
- * workers, hours of -a) never fills it: the loader writes them as final totals. Only the
- * exiting thread ever updated its keys, so they are complete here. */
+static __always_inline void flush_thread(struct gs_syscall_inflight *in, __u32 tgid, __u32 tid)
+{
+	struct exit_flush f = {.in = in, .tgid = tgid, .tid = tid, .ts = bpf_ktime_get_ns()};
+
+	bpf_loop(NR_TRACKED, flush_syscall_stats, &f, 0);
+}
+
+/* A thread's statistics leave the maps when it exits, so process churn (shell loops, respawned
+ * workers, hours of -a) never fills them: the loader writes them as final totals. Only the
+ * exiting thread ever updated them, so they are complete here. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(osrt_thread_exit, struct task_struct *p, bool group_dead)
 {
 	struct gs_syscall_inflight *in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
-	struct exit_flush f;
 
-	if (!in)
+	if (in)
+		flush_thread(in, p->tgid, p->pid);
+	return 0;
+}
+
+/* A thread other than the leader that calls execve takes the leader's tid. Its statistics so
+ * far are keyed by its old tid: they end here, as at an exit, and it starts anew under the new
+ * one. Its table must not keep pointing at slots the loader frees once the old tid is gone. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(osrt_thread_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct gs_syscall_inflight *in;
+
+	if (old_pid == p->pid)
 		return 0;
-	__builtin_memcpy(f.nrs_used, in->nrs_used, sizeof(f.nrs_used));
-	f.tgid = p->tgid;
-	f.tid = p->pid;
-	f.ts = bpf_ktime_get_ns();
-	bpf_loop(NR_TRACKED, flush_syscall_stats, &f, 0);
+	in = bpf_task_storage_get(&inflight_by_task, p, 0, 0);
+	if (in)
+		flush_thread(in, p->tgid, (__u32)old_pid);
 	return 0;
 }

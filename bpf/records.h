@@ -606,14 +606,25 @@ struct gs_hold_key {
  * per thread, made at its first syscall, switch or CUDA call after the attach, freed with the
  * task. A wait still under way has no record yet, so `gpuspy top` reads these entries for the
  * thread it shows, by pidfd (loader/session/thread_now.c). */
-#define GS_SYSCALL_NR_TRACKED 512 /* syscall numbers below it have a bit in nrs_used */
+#define GS_SYSCALL_NR_TRACKED 512 /* syscall numbers below it have an entry in stat_slot */
+/* stat_slot values besides a slot index + 1 */
+#define GS_STAT_NONE	  0	 /* no statistics for this syscall yet */
+#define GS_STAT_IN_HASH	  0xffff /* its statistics are a syscall_stats key */
+#define GS_STAT_SLOTS_MAX 4096	 /* syscall_slots entries at most (< GS_STAT_IN_HASH - 1) */
 
 struct gs_syscall_inflight {
 	__u64 start_ns;
 	__u64 args[GS_SYSCALL_ARGS];
 	__s64 nr; /* -1: nothing in flight */
-	/* the syscalls this thread has a syscall_stats key for, flushed when it exits */
-	__u64 nrs_used[GS_SYSCALL_NR_TRACKED / 64];
+	/* Where this thread's statistics of each syscall are (bpf/osrt.bpf.c): GS_STAT_NONE,
+	 * GS_STAT_IN_HASH or a syscall_slots index + 1. Flushed when the thread exits. */
+	__u16 stat_slot[GS_SYSCALL_NR_TRACKED];
+};
+
+/* A syscall_slots entry: one (process, thread, syscall)'s statistics, key.pid 0 when free. */
+struct gs_syscall_slot {
+	struct gs_syscall_stats_key key;
+	struct gs_syscall_stats_val val;
 };
 
 struct gs_offcpu_inflight {
@@ -668,7 +679,8 @@ GS_REC_ASSERT_SIZE(struct gs_py_offsets, 80);
 GS_REC_ASSERT_SIZE(struct gs_op_call, 40);
 GS_REC_ASSERT_SIZE(struct gs_op_unwind, 40 + 16 * GS_OP_UNWIND_MAX);
 GS_REC_ASSERT_SIZE(struct gs_hold_key, 16);
-GS_REC_ASSERT_SIZE(struct gs_syscall_inflight, 104);
+GS_REC_ASSERT_SIZE(struct gs_syscall_inflight, 40 + 2 * GS_SYSCALL_NR_TRACKED);
+GS_REC_ASSERT_SIZE(struct gs_syscall_slot, 16 + 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_inflight, 16);
 GS_REC_ASSERT_SIZE(struct gs_cuda_frame, 88);
 GS_REC_ASSERT_SIZE(struct gs_cuda_thread, 8 + 88 * GS_CUDA_MAX_DEPTH);

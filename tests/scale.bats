@@ -68,6 +68,26 @@ gpuspy_counts() { # TRACE OUT
 	done
 }
 
+@test "a thread with more syscalls than the statistics slots hold: exact counts from both maps" {
+	# --max-stat-keys 64 gives 32 slots (loader/session/stat_slots.c) and a hash of 32: bash
+	# alone makes 35 distinct syscalls, so some of its statistics are hash keys, while its 200
+	# children take slots and free them as they exit (bpf/osrt.bpf.c)
+	loop='for i in $(seq 200); do /bin/true; done'
+	strace_counts "$WORK/expected" bash -c "$loop"
+	[ "$(wc -l < "$WORK/expected")" -gt 32 ]
+	"$GPUSPY" record --max-stat-keys 64 -o "$WORK/t.gpuspy" -- bash -c "$loop" \
+		> "$WORK/out" 2> "$WORK/err"
+	grep -q " 0 lost)" "$WORK/err"
+	gpuspy_counts "$WORK/t.gpuspy" "$WORK/actual"
+	diff -u "$WORK/expected" "$WORK/actual"
+	grep -qx "execve 202" "$WORK/actual" # bash, seq and 200 /bin/true
+	# the main thread's statistics, hash and slots alike: one row per syscall, min <= max
+	"$GPUSPY" report "$WORK/t.gpuspy" --report osrt_thread --format json > "$WORK/t.json"
+	jq -e '[.[] | select(.thread == "bash" and .pid == .tid)] | length > 32 and
+		(map(.name) | unique | length) == length and all(.[]; .min_ns <= .max_ns)' \
+		"$WORK/t.json"
+}
+
 @test "statistics stay exact when the ring buffer is full as threads exit" {
 	# gpuspy is stopped while the children exit: their final statistics cannot be sent, so
 	# they stay in the map until a checkpoint finds their threads gone

@@ -493,6 +493,7 @@ static int start_session(struct recorder *r)
 	    .offcpu_threshold_ns = o->offcpu_threshold_ns,
 	    .ringbuf_bytes = o->ringbuf_bytes,
 	    .max_stat_keys = o->max_stat_keys,
+	    .stats_taken = o->steps != 0,
 	    .syscall_counts_only = o->syscall_counts,
 	    .btf_path = getenv("GPUSPY_BTF_PATH"),
 	    .launch_pid = r->cmd.pid,

@@ -11,6 +11,7 @@
 #include "lib/messages.h"
 #include "loader/session/bpf_session.h"
 #include "loader/session/hold_watchdog.h"
+#include "loader/session/stat_slots.h"
 #include "loader/session/stats_dump.h"
 #include "loader/session/uprobe_multi.h"
 #include "ops.skel.h"
@@ -26,8 +27,9 @@ struct bpf_session {
 	struct python_bpf *python; /* NULL with --no-python or --sample-hz 0 */
 	struct ops_bpf *ops;	   /* NULL with --no-ops; its uprobes by op_probes */
 	struct ring_buffer *rb;
-	__u64 *traced_pids; /* the traced_pids map, mmapped on first use */
-	pid_t watchdog;	    /* resumes held processes if gpuspy cannot (hold_watchdog.h) */
+	uint32_t stat_slots; /* syscall_slots entries (stat_slots.h) */
+	__u64 *traced_pids;  /* the traced_pids map, mmapped on first use */
+	pid_t watchdog;	     /* resumes held processes if gpuspy cannot (hold_watchdog.h) */
 	bpf_session_record_fn fn;
 	void *ctx;
 };
@@ -119,12 +121,21 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 					       ? cfg->osrt_threshold_ns
 					       : cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
-	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys);
+	s->stat_slots =
+	    stat_slots_count(cfg->max_stat_keys, cfg->stats_taken, cfg->syscall_counts_only);
+	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys - s->stat_slots);
+	/* a map has one entry at least; with no slots none is ever pushed onto the free list */
+	bpf_map__set_max_entries(s->osrt->maps.syscall_slots, s->stat_slots ?: 1);
+	bpf_map__set_max_entries(s->osrt->maps.free_slots, s->stat_slots ?: 1);
 	/* one way of tracing syscalls is loaded, and attached by osrt_bpf__attach() */
 	bpf_program__set_autoload(s->osrt->progs.osrt_sys_count, cfg->syscall_counts_only);
 	bpf_program__set_autoload(s->osrt->progs.osrt_sys_enter, !cfg->syscall_counts_only);
 	bpf_program__set_autoload(s->osrt->progs.osrt_sys_exit, !cfg->syscall_counts_only);
-	return loaded(osrt_bpf__load(s->osrt), "syscall");
+	err = loaded(osrt_bpf__load(s->osrt), "syscall");
+	if (!err &&
+	    (err = stat_slots_free_all(bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots)))
+		gs_error("cannot set up the statistics slots: %s", strerror(-err));
+	return err;
 }
 
 static int open_sched(struct bpf_session *s, const struct bpf_session_config *cfg)
@@ -399,6 +410,10 @@ uint64_t bpf_session_loss_total(struct bpf_session *s)
 int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)
 {
 	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts);
+
+	err = err
+		  ?: stat_slots_dump(bpf_map__fd(s->osrt->maps.syscall_slots),
+				     bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots, w, ts);
 
 	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
 }

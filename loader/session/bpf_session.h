@@ -23,6 +23,7 @@ struct bpf_session_config {
 	uint32_t ringbuf_bytes;
 	bool syscall_counts_only; /* count syscalls, time none (osrt.bpf.c: osrt_sys_count) */
 	uint32_t max_stat_keys;
+	bool stats_taken;     /* bpf_session_take_stats will be called (record --steps) */
 	const char *btf_path; /* NULL: the running kernel's */
 	bool cuda;	      /* load the CUDA API component (its probes attach per library) */
 	bool cupti;	      /* load the CUPTI bridge component (its USDT probes, likewise) */

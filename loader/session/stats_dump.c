@@ -11,8 +11,8 @@
 #include "output/trace/trace_writer.h"
 
 /* Only nonzero histogram buckets are stored: most syscalls fill a handful. */
-static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_stats_key *k,
-			       const struct gs_syscall_stats_val *v, uint64_t ts, __u32 flags)
+int stats_write_syscall(struct trace_writer *w, const struct gs_syscall_stats_key *k,
+			const struct gs_syscall_stats_val *v, uint64_t ts, __u32 flags)
 {
 	union {
 		struct gs_syscall_stats rec;
@@ -47,7 +47,7 @@ static int write_syscall_stats(struct trace_writer *w, const struct gs_syscall_s
 /* Whether thread `tid` of `pid` has exited. Its /proc entry goes after BPF's exit programs have
  * run, so a gone thread's keys are ones BPF could not flush (ring buffer full): nothing else
  * touches them any more. */
-static bool thread_gone(__u32 pid, __u32 tid)
+bool stats_thread_gone(__u32 pid, __u32 tid)
 {
 	char path[64];
 
@@ -111,7 +111,7 @@ static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t 
 	while (!err && bpf_map_get_next_key(m->fd, prev, &next) == 0) {
 		memcpy(&key, &next, m->key_size);
 		prev = &key;
-		if (thread_gone(ids->pid, ids->tid))
+		if (stats_thread_gone(ids->pid, ids->tid))
 			err = note_gone(&gone, &key);
 		else if (!bpf_map_lookup_elem(m->fd, &key, &val)) /* else deleted meanwhile */
 			err = m->write(w, &key, &val, ts, 0);
@@ -131,7 +131,7 @@ static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t 
 static int write_syscall_entry(struct trace_writer *w, const void *key, const void *val,
 			       uint64_t ts, __u32 flags)
 {
-	return write_syscall_stats(w, key, val, ts, flags);
+	return stats_write_syscall(w, key, val, ts, flags);
 }
 
 int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
@@ -217,5 +217,5 @@ int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_fi
 
 	if (rec->hdr.size < sizeof(*rec))
 		return 0;
-	return write_syscall_stats(w, &key, &rec->val, rec->hdr.ts, GS_STATS_FINAL);
+	return stats_write_syscall(w, &key, &rec->val, rec->hdr.ts, GS_STATS_FINAL);
 }

@@ -4,6 +4,7 @@
 #ifndef GPUSPY_STATS_DUMP_H
 #define GPUSPY_STATS_DUMP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "bpf/records.h"
 
@@ -16,6 +17,11 @@ int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
  * knows whether they fall in its window). 0 or -errno. */
 int stats_take_syscalls(int map_fd, struct trace_writer *w, uint64_t ts);
 int stats_take_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
+/* One statistics key and value as a GS_REC_SYSCALL_STATS record. 0 or -errno. */
+int stats_write_syscall(struct trace_writer *w, const struct gs_syscall_stats_key *k,
+			const struct gs_syscall_stats_val *v, uint64_t ts, __u32 flags);
+/* Whether thread `tid` of `pid` has exited, so that BPF no longer updates its statistics. */
+bool stats_thread_gone(__u32 pid, __u32 tid);
 /* A GS_REC_SYSCALL_FINAL from BPF, written as a GS_REC_SYSCALL_STATS with GS_STATS_FINAL. */
 int stats_write_syscall_final(struct trace_writer *w, const struct gs_syscall_final *rec);
 
