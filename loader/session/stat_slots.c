@@ -39,6 +39,18 @@ static int free_slot(int slots_fd, int free_fd, __u32 idx)
 	return 0;
 }
 
+/* Whether slot `idx` still holds what `seen` read of it (same key), refreshed. */
+static bool still_unflushed(int slots_fd, __u32 idx, struct gs_syscall_slot *seen)
+{
+	struct gs_syscall_slot now;
+
+	if (bpf_map_lookup_elem(slots_fd, &idx, &now) || !now.key.pid ||
+	    memcmp(&now.key, &seen->key, sizeof(now.key)))
+		return false;
+	*seen = now;
+	return true;
+}
+
 int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *w, uint64_t ts)
 {
 	struct gs_syscall_slot slot;
@@ -53,6 +65,11 @@ int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *
 			err = stats_write_syscall(w, &slot.key, &slot.val, ts, 0);
 			continue;
 		}
+		/* read again now that the thread is gone: its exit program ran before, and when it
+		 * could flush, the slot was zeroed and freed (maybe taken by another thread since)
+		 * after the first read: freeing it again would hand it to two threads */
+		if (!still_unflushed(slots_fd, i, &slot))
+			continue;
 		err = stats_write_syscall(w, &slot.key, &slot.val, ts, GS_STATS_FINAL);
 		err = err ?: free_slot(slots_fd, free_fd, i);
 	}
