@@ -168,25 +168,57 @@ void prom_family(struct prom_buf *b, const char *name, const char *type, const c
 	append_str(b, "\n");
 }
 
-void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
-		 size_t nlabels, double value)
+static void append_labels(struct prom_buf *b, const struct prom_label *labels, size_t nlabels)
 {
-	char num[32];
-
-	append_str(b, name);
 	for (size_t i = 0; i < nlabels; i++) {
-		append_str(b, i ? "," : "{");
+		if (i)
+			append_str(b, ",");
 		append_str(b, labels[i].name);
 		append_str(b, "=\"");
 		append_escaped(b, labels[i].value ? labels[i].value : "", true);
 		append_str(b, "\"");
 	}
-	if (nlabels)
-		append_str(b, "}");
+}
+
+static void append_value(struct prom_buf *b, double value)
+{
+	char num[32];
+
 	format_value(value, num, sizeof(num));
 	append_str(b, " ");
 	append_str(b, num);
 	append_str(b, "\n");
+}
+
+void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
+		 size_t nlabels, double value)
+{
+	append_str(b, name);
+	if (nlabels) {
+		append_str(b, "{");
+		append_labels(b, labels, nlabels);
+		append_str(b, "}");
+	}
+	append_value(b, value);
+}
+
+void prom_labels_render(struct prom_buf *b, const struct prom_label *labels, size_t nlabels)
+{
+	append_labels(b, labels, nlabels);
+}
+
+void prom_sample_rendered(struct prom_buf *b, const char *name, const char *rendered, size_t len,
+			  const struct prom_label *extra, double value)
+{
+	append_str(b, name);
+	append_str(b, "{");
+	append(b, rendered, len);
+	if (extra) {
+		append_str(b, len ? "," : "");
+		append_labels(b, extra, 1);
+	}
+	append_str(b, "}");
+	append_value(b, value);
 }
 
 static bool name_char(char c, bool first)
