@@ -86,6 +86,7 @@ row_cells() { # PREFIX
 	row=$(grep '^| host-wide, 50 CUDA programs/s | 5 s | ' "$WORK/table")
 	echo "$row" | grep -Eq '\| [0-9]+\.[0-9]{3}% \| [0-9.]+ → [0-9.]+ \| [0-9]+ programs started'
 	started=$(echo "$row" | sed 's/.*| \([0-9]*\) programs started.*/\1/')
-	[ "$started" -ge 200 ] && [ "$started" -le 260 ]
+	[ "$started" -ge 200 ]
+	[ "$started" -le 260 ]
 	grep -q '^goals (#24): idle < 0.2% of one CPU (quiet: \(not \)\{0,1\}met); 50 CUDA programs/s < 3% (\(not \)\{0,1\}met)' "$WORK/table"
 }

@@ -222,8 +222,8 @@ static const struct metric metrics[] = {
      "class", SC_NCLASSES, class_name},
     {"offcpu_seconds_total", "counter", "time threads spent off CPU, by reason", AT(offcpu_ns),
      1e-9, "reason", GS_OFFCPU_NREASONS, reason_name},
-    {"cpu_seconds_total", "counter", "user and system CPU time (/proc)", AT(cpu_ns), 1e-9, NULL, 0,
-     NULL},
+    {"cpu_seconds_total", "counter", "user and system CPU time of its threads", AT(cpu_ns), 1e-9,
+     NULL, 0, NULL},
 };
 
 static uint64_t value_at(const struct live_counters *c, size_t offset, unsigned i)
