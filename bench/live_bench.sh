@@ -60,7 +60,7 @@ trap 'exit 130' INT TERM
 cpu_ns() {
 	for p in $1 $(ps -o pid= --ppid "$1"); do
 		cat "/proc/$p/task/"*/schedstat 2> /dev/null || true
-	done | awk '{ s += $1 } END { printf "%d\n", s }'
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 idle_s=${IDLE_SECONDS:-30}
 

@@ -62,7 +62,7 @@ serve_stop() {
 serve_cpu_ns() {
 	for p in $serve_pid $(ps -o pid= --ppid "$serve_pid"); do
 		cat "/proc/$p/task/"*/schedstat 2> /dev/null || true
-	done | awk '{ s += $1 } END { printf "%d\n", s }'
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$serve_pid/status"; }
 forks() { awk '/^processes/ { print $2 }' /proc/stat; }
