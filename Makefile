@@ -209,6 +209,7 @@ fuzz-http: $(BUILD)/fuzz_http
 bench: all $(BENCH_BINS) $(BENCH_TOOLS) fakecuda bridge
 	$(Q)sh bench/run.sh $(BUILD)
 	$(Q)sh bench/live_bench.sh $(BUILD)
+	$(Q)sh bench/serve_cost.sh $(BUILD)
 
 FORMAT_FILES = bpf/*.c bpf/*.h $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.[ch])) tests/targets/*.c tests/targets/lib/*.c tests/targets/torch/*.c \
 	tests/fuzz/*.c tests/unit/*.c bench/*.c cupti_bridge/*.[ch] $(wildcard tests/fakecuda/*.h tests/fakecuda/*/*.[ch]) \

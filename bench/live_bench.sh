@@ -3,7 +3,7 @@
 # slowdown of a syscall-heavy workload (bench/syscall_bench: getppid + read + write) and of a
 # launch-heavy one (launch_bench on the simulated CUDA stack: empty kernels launched back to
 # back through the runtime), untraced, under each floor and under each view, with the view's
-# CPU use meanwhile and on the idle host. top runs as scripts use it (--format json each
+# CPU use meanwhile and on the idle host (the machine as it is: others' processes included). top runs as scripts use it (--format json each
 # second, to /dev/null). The floors (lib.sh's floor_start):
 #   syscalls  empty tp_btf programs on sys_enter/sys_exit
 #   timer     (syscalls) the same hooks doing the least an exact per-call timer must: a clock
@@ -22,6 +22,9 @@
 # the best (lowest) of ROUNDS rounds; a round measures every configuration once, so a slow
 # phase of the (shared) machine hits all of them.
 # usage: bench/live_bench.sh BUILD_DIR [ROUNDS]     (as root; default 3)
+#   IDLE_SECONDS  the idle-host window, measured in the first round (default 30); view CPU is
+#              in ns of CPU from /proc/PID/task/*/schedstat (bench/serve_cost.sh: serve's own
+#              cost, quiet, host-wide and under process churn)
 #   GPUSPY     the gpuspy binary (default BUILD_DIR/gpuspy)
 #   VIEW_OPTS  options for both views (default --no-inject: the launch-heavy workload starts
 #              after the view, which would otherwise load the CUPTI bridge into it half-way, and
@@ -52,8 +55,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+# the view's CPU so far, in ns (schedstat: not clock ticks, which a second or ten of a view that
+# uses a few ms of it cannot resolve): its threads and its watchdog's (a child process)
+cpu_ns() {
+	for p in $1 $(ps -o pid= --ppid "$1"); do
+		cat "/proc/$p/task/"*/schedstat 2> /dev/null || true
+	done | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+idle_s=${IDLE_SECONDS:-30}
 
 # The target of `serve -p` (the serve_p row): a CUDA process on the same simulated libraries,
 # so their probes are attached and the untraced workloads run through them, as an untraced
@@ -100,10 +109,10 @@ one() { "$@" | sed -n 's/.*ns_per_[a-z]*=\([0-9.]*\).*/\1/p'; }
 syscalls() { one "$sysb" 300000; }
 launches() { LD_LIBRARY_PATH=$fc one "$launch" 100000; }
 
-# cpu_pct PID START_TICKS START_NS: the view's CPU use since then, in % of one CPU
+# cpu_pct PID START_CPU_NS START_NS: the view's CPU use since then, in % of one CPU
 cpu_pct() {
-	awk -v t0="$2" -v t1="$(cpu_ticks "$1")" -v ns="$(($(now_ns) - $3))" -v hz="$hz" \
-		'BEGIN { printf "%.2f", 100 * (t1 - t0) / hz / (ns / 1e9) }'
+	awk -v c0="$2" -v c1="$(cpu_ns "$1")" -v ns="$(($(now_ns) - $3))" \
+		'BEGIN { printf "%.3f", 100 * (c1 - c0) / ns }'
 }
 
 # added_ratio VALUE FLOOR BASE: (VALUE - BASE) / (FLOOR - BASE)
@@ -140,18 +149,18 @@ for round in $(seq "$rounds"); do
 	for view in $views; do
 		view_start "$view"
 		if [ "$round" = 1 ] && [ "$view" != serve_p ]; then
-			t0=$(cpu_ticks "$view_pid")
+			t0=$(cpu_ns "$view_pid")
 			s0=$(now_ns)
-			sleep 10
+			sleep "$idle_s"
 			eval "${view}_idle=\$(cpu_pct $view_pid $t0 $s0)"
 		fi
-		t0=$(cpu_ticks "$view_pid")
+		t0=$(cpu_ns "$view_pid")
 		s0=$(now_ns)
 		v=$(syscalls)
 		c=$(cpu_pct "$view_pid" "$t0" "$s0")
 		eval "old=\$${view}_sys"
 		[ "$(min "$v" "$old")" != "$v" ] || eval "${view}_sys=$v ${view}_sys_cpu=$c"
-		t0=$(cpu_ticks "$view_pid")
+		t0=$(cpu_ns "$view_pid")
 		s0=$(now_ns)
 		v=$(launches)
 		c=$(cpu_pct "$view_pid" "$t0" "$s0")

@@ -228,6 +228,15 @@ struct gs_offcpu_final {
 	struct gs_offcpu_stats_val val;
 };
 
+/* One traced thread's CPU time from the task iterator (sched.bpf.c's task_cputime): not a ring
+ * buffer record, so no header. `exited_threads_ns` is its process's exited threads' total. */
+struct gs_task_cputime {
+	__u32 tgid;
+	__u32 tid;
+	__u64 run_ns;
+	__u64 exited_threads_ns;
+};
+
 /* CUDA API calls. Each probed function has an index in output/trace/cuda_probe_list.h; the loader
  * passes it to BPF in the uprobe's cookie together with what BPF must capture for it. */
 #define GS_CUDA_ARGS	     9	 /* rdi rsi rdx rcx r8 r9, then three stack words */
@@ -687,6 +696,7 @@ GS_REC_ASSERT_SIZE(struct gs_cuda_thread, 8 + 88 * GS_CUDA_MAX_DEPTH);
 GS_REC_ASSERT_SIZE(struct gs_syscall_stats_val, 48 + 4 * GS_HIST_BUCKETS);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_stats_val, 48);
 GS_REC_ASSERT_SIZE(struct gs_offcpu_final, 72);
+GS_REC_ASSERT_SIZE(struct gs_task_cputime, 24);
 GS_REC_ASSERT_SIZE(struct gs_syscall_final, 32 + 48 + 4 * GS_HIST_BUCKETS);
 
 #endif /* GPUSPY_RECORDS_H */

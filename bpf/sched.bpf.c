@@ -247,3 +247,23 @@ int BPF_PROG(task_rename, struct task_struct *task, const char *comm)
 	submit_record(rec);
 	return 0;
 }
+
+/* CPU time of every traced thread for the live views, in one read of an iterator where they read
+ * /proc/PID/stat per process at each interval (an open, a read and a close each, and the kernel
+ * formatting 52 fields). The loader sums a process's threads; signal->sum_sched_runtime holds
+ * what its exited threads ran, as /proc/PID/stat counts it. */
+SEC("iter/task")
+int task_cputime(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct gs_task_cputime rec;
+
+	if (!task || !is_traced(task->tgid, task->pid))
+		return 0;
+	rec.tgid = task->tgid;
+	rec.tid = task->pid;
+	rec.run_ns = task->se.sum_exec_runtime;
+	rec.exited_threads_ns = BPF_CORE_READ(task, signal, sum_sched_runtime);
+	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+	return 0;
+}

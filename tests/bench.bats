@@ -71,3 +71,22 @@ row_cells() { # PREFIX
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == *"usage: empty_probes"*"--timer"* ]]
 }
+
+@test "serve_cost: serve's CPU share quiet, host-wide and under CUDA process churn, with RSS, in one table" {
+	[ -x "$BUILD/targets/cuda/cuda_loop" ] || skip "needs the simulated CUDA stack (make fakecuda)"
+	IDLE_PROCS=20 run --separate-stderr sh "$ROOT/bench/serve_cost.sh" "$BUILD" 3 5 50
+	echo "$output"
+	echo "$stderr" | tail -5
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$WORK/table"
+	grep -q '^| serve | window | serve CPU (% of one CPU) | serve RSS (MiB) | meanwhile |$' "$WORK/table"
+	grep -Eq '^\| quiet: -p 20 sleeping processes \| 3 s \| [0-9]+\.[0-9]{3}% \| [0-9.]+ \| \|$' "$WORK/table"
+	grep -Eq '^\| host-wide, this host as it is \| 3 s \| [0-9]+\.[0-9]{3}% \| [0-9.]+ \| [0-9.]+ processes started/s \|$' "$WORK/table"
+	# the launcher started about RATE x SECONDS programs
+	row=$(grep '^| host-wide, 50 CUDA programs/s | 5 s | ' "$WORK/table")
+	echo "$row" | grep -Eq '\| [0-9]+\.[0-9]{3}% \| [0-9.]+ → [0-9.]+ \| [0-9]+ programs started'
+	started=$(echo "$row" | sed 's/.*| \([0-9]*\) programs started.*/\1/')
+	[ "$started" -ge 200 ]
+	[ "$started" -le 260 ]
+	grep -q '^goals (#24): idle < 0.2% of one CPU (quiet: \(not \)\{0,1\}met); 50 CUDA programs/s < 3% (\(not \)\{0,1\}met)' "$WORK/table"
+}

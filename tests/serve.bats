@@ -396,3 +396,43 @@ launch_sum() { # FILE
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"verdict: bounded"* ]]
 }
+
+# utime + stime of PID, in seconds (/proc/PID/stat: fields 14 and 15 after the comm)
+proc_cpu_s() { # PID
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
+}
+
+@test "serve: a process's CPU seconds are its own, threads that exited included (BPF task iterator)" {
+	mkfifo "$WORK/burn.ctl"
+	exec 5<>"$WORK/burn.ctl"
+	# on "go": a thread burns 0.6 s of its own CPU and exits, then the main thread 0.4 s
+	python3 -c '
+import sys, threading, time
+def burn(s):
+    end = time.thread_time() + s
+    while time.thread_time() < end:
+        pass
+sys.stdin.readline()
+t = threading.Thread(target=burn, args=(0.6,))
+t.start()
+t.join()
+burn(0.4)
+print("burnt", flush=True)
+time.sleep(120)
+' < "$WORK/burn.ctl" > "$WORK/burn.out" 3>&- &
+	B=$!
+	PIDS+=("$B")
+	start_serve -p "$B" --interval 200ms --no-inject
+	wait_collections 2
+	before=$(proc_cpu_s "$B")
+	echo go >&5
+	wait_for_line "$WORK/burn.out" "burnt"
+	after=$(proc_cpu_s "$B")
+	wait_collections 2
+	metrics > "$WORK/m"
+	served=$(value_of "$WORK/m" "gpuspy_process_cpu_seconds_total[{]pid=\"$B\",[^}]*[}]")
+	echo "served $served, /proc $before -> $after" >&2
+	# what /proc counted meanwhile (clock ticks: 10 ms each end), the exited thread's included
+	awk -v s="$served" -v b="$before" -v a="$after" \
+		'BEGIN { d = s - (a - b); exit !(s >= 0.95 && d > -0.03 && d < 0.03) }'
+}

@@ -83,3 +83,33 @@ uint64_t gpu_sample_window_ns(const struct gpu_sample *s)
 	done = s->ticks ? (s->ticks - 1) % s->period_ticks : 0;
 	return (done < s->on_ticks ? done : s->on_ticks) * s->interval_ns;
 }
+
+/* A group's sums drop when a process moves to another cgroup: such a period counts 0. */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
+void gpu_sample_roll(struct gpu_sample_cycle *cy, uint64_t kernels, uint64_t busy_ns)
+{
+	cy->last_kernels = since(kernels, cy->start_kernels);
+	cy->last_busy_ns = since(busy_ns, cy->start_busy_ns);
+	cy->start_kernels = kernels;
+	cy->start_busy_ns = busy_ns;
+}
+
+bool gpu_sample_estimate(const struct gpu_sample *s, const struct gpu_sample_cycle *cy,
+			 uint64_t kernels, uint64_t busy_ns, double *busy_share,
+			 double *kernels_per_s)
+{
+	uint64_t window = gpu_sample_window_ns(s);
+	bool done = s->cycles > 0;
+	uint64_t busy = done ? cy->last_busy_ns : since(busy_ns, cy->start_busy_ns);
+	uint64_t seen = done ? cy->last_kernels : since(kernels, cy->start_kernels);
+
+	if (!gpu_sample_is_sampled(s))
+		return false;
+	*busy_share = window ? (double)busy / (double)window : 0.0;
+	*kernels_per_s = window ? (double)seen * 1e9 / (double)window : 0.0;
+	return true;
+}

@@ -28,6 +28,13 @@ struct gpu_sample {
 	char label[48];			 /* "1s/10s", or "always" */
 };
 
+/* Kernels and GPU busy time of one row (a process, a group) over the periods: its totals at
+ * the start of the period under way, and what the last complete period's window saw. */
+struct gpu_sample_cycle {
+	uint64_t start_kernels, start_busy_ns;
+	uint64_t last_kernels, last_busy_ns;
+};
+
 /* "always", "off" or "ON/PERIOD" (durations, 0 < ON <= PERIOD): 0, or -1 (nothing printed). */
 int gpu_sample_parse(const char *arg, struct gpu_sample *s);
 /* Windows in refreshes of `interval_ns`: 0, or -1 when ON or PERIOD is not a multiple of it. */
@@ -42,5 +49,14 @@ bool gpu_sample_step(struct gpu_sample *s, bool *new_cycle);
 /* The window time in the period under way, up to the last refresh (ns; once a period is
  * complete, a whole window: what the last period's figures cover). */
 uint64_t gpu_sample_window_ns(const struct gpu_sample *s);
+/* A period ended: what the row's totals grew by in it becomes the last period's figures. */
+void gpu_sample_roll(struct gpu_sample_cycle *cy, uint64_t kernels, uint64_t busy_ns);
+/* GPU busy share (of one device-second per second) and kernels per second of a row with
+ * totals `kernels` and `busy_ns`: what the last complete period's window saw (in the first
+ * period, the window so far) over the window's length. False when not sampled (the interval's
+ * rates apply). */
+bool gpu_sample_estimate(const struct gpu_sample *s, const struct gpu_sample_cycle *cy,
+			 uint64_t kernels, uint64_t busy_ns, double *busy_share,
+			 double *kernels_per_s);
 
 #endif /* GPUSPY_GPU_SAMPLE_H */

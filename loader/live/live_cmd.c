@@ -13,6 +13,7 @@
 #include "loader/probes/cuda_probes.h"
 #include "loader/record/record_cmd.h"
 #include "loader/record/recorder.h"
+#include "loader/session/bpf_session.h"
 #include "output/trace/trace_writer.h"
 
 static void live_opts_defaults(struct live_opts *o, uint64_t interval_ns, uint64_t grace_ns)
@@ -200,6 +201,23 @@ static int pull_launches(void *ctx, struct live_model *lm)
 	return 0; /* the view goes on; what was not read is read at the next tick */
 }
 
+static int take_cputime(void *ctx, const struct gs_task_cputime *t)
+{
+	live_model_cputime(ctx, t);
+	return 0;
+}
+
+/* The CPU times of the processes through BPF's task iterator; nonzero: read /proc instead. */
+static int pull_cputime(void *ctx, struct live_model *lm)
+{
+	struct recorder *r = ctx;
+	int err = bpf_session_read_cputime(r->session, take_cputime, lm);
+
+	if (err && err != -ENOTSUP)
+		gs_warn("cannot read CPU times through BPF, reading /proc: %s", strerror(-err));
+	return err;
+}
+
 int live_cmd_record(struct live_opts *o, struct live_model *lm,
 		    int (*on_tick)(struct recorder *r, uint64_t now), void *view)
 {
@@ -209,6 +227,7 @@ int live_cmd_record(struct live_opts *o, struct live_model *lm,
 	r.live = view;
 	r.on_tick = on_tick;
 	lm->pull = pull_launches;
+	lm->pull_cputime = pull_cputime;
 	lm->pull_ctx = &r;
 	lm->sample = o->gpu_sample;
 	ret = live_recorder_init(&r, o, lm);
@@ -217,6 +236,7 @@ int live_cmd_record(struct live_opts *o, struct live_model *lm,
 		ret = recorder_run_live(&r);
 	}
 	lm->pull = NULL;
+	lm->pull_cputime = NULL;
 	recorder_cleanup(&r);
 	return ret;
 }

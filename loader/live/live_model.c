@@ -492,6 +492,23 @@ static int read_cpu_ticks(uint32_t pid, uint64_t *ticks)
 	return err;
 }
 
+/* Gone without an exit record (one lost to a full ring buffer): it exited now. */
+static void exited_unseen(struct live_proc *p, uint64_t now_ns)
+{
+	p->exited = true;
+	p->exit_ns = now_ns;
+}
+
+static void set_cpu_total(struct live_proc *p, uint64_t total_ns)
+{
+	if (!p->cpu_base_set) {
+		p->cpu_base_ns = total_ns;
+		p->cpu_base_set = true;
+	}
+	if (total_ns >= p->cpu_base_ns)
+		p->c.cpu_ns = total_ns - p->cpu_base_ns;
+}
+
 static void read_cpu(struct live_model *lm, struct live_proc *p, uint64_t now_ns)
 {
 	uint64_t ticks;
@@ -499,17 +516,42 @@ static void read_cpu(struct live_model *lm, struct live_proc *p, uint64_t now_ns
 	if (p->exited)
 		return;
 	if (read_cpu_ticks(p->pid, &ticks)) {
-		/* gone without an exit record (one lost to a full ring buffer): it exited now */
-		p->exited = true;
-		p->exit_ns = now_ns;
+		exited_unseen(p, now_ns);
 		return;
 	}
-	if (!p->cpu_base_set) {
-		p->cpu_ticks_seen = ticks;
-		p->cpu_base_set = true;
+	set_cpu_total(p, ticks * (1000000000ULL / (uint64_t)lm->clk_tck));
+}
+
+void live_model_cputime(struct live_model *lm, const struct gs_task_cputime *t)
+{
+	struct live_proc *p = find_proc(lm, t->tgid);
+
+	if (!p || p->exited)
+		return;
+	p->cpu_pass_ns += t->run_ns;
+	p->cpu_exited_threads_ns = t->exited_threads_ns; /* the same in each of its threads */
+	p->cpu_in_pass = true;
+}
+
+/* Every process's CPU time: one pass of BPF's task iterator, or, where it failed (said why),
+ * /proc/PID/stat per process. */
+static int read_cpu_all(struct live_model *lm, uint64_t now_ns)
+{
+	int err = lm->pull_cputime ? lm->pull_cputime(lm->pull_ctx, lm) : -ENOTSUP;
+
+	for (size_t i = 0; i < lm->nprocs; i++) {
+		struct live_proc *p = &lm->procs[i];
+
+		if (err)
+			read_cpu(lm, p, now_ns);
+		else if (!p->exited && !p->cpu_in_pass)
+			exited_unseen(p, now_ns);
+		else if (!p->exited)
+			set_cpu_total(p, p->cpu_pass_ns + p->cpu_exited_threads_ns);
+		p->cpu_pass_ns = 0;
+		p->cpu_in_pass = false;
 	}
-	if (ticks >= p->cpu_ticks_seen)
-		p->c.cpu_ns = (ticks - p->cpu_ticks_seen) * (1000000000ULL / (uint64_t)lm->clk_tck);
+	return 0;
 }
 
 static void add_counters(struct live_counters *into, const struct live_counters *c)
@@ -690,46 +732,19 @@ static int sum_groups(struct live_model *lm, uint64_t now)
 	return 0;
 }
 
-/* A group's sums drop when a process moves to another cgroup: such a period counts 0. */
-static uint64_t since(uint64_t now, uint64_t then)
-{
-	return now >= then ? now - then : 0;
-}
-
-static void roll_cycle(struct live_gpu_cycle *cy, const struct live_counters *c)
-{
-	cy->last_kernels = since(c->kernels, cy->start_kernels);
-	cy->last_busy_ns = since(c->gpu_busy_ns, cy->start_busy_ns);
-	cy->start_kernels = c->kernels;
-	cy->start_busy_ns = c->gpu_busy_ns;
-}
-
 /* A --gpu-sample period ended at this tick: each row's last one is complete. After the group
  * sums, which it reads. */
 static void roll_cycles(struct live_model *lm)
 {
 	for (size_t i = 0; i < lm->nprocs; i++)
-		roll_cycle(&lm->procs[i].cycle, &lm->procs[i].c);
+		gpu_sample_roll(&lm->procs[i].cycle, lm->procs[i].c.kernels,
+				lm->procs[i].c.gpu_busy_ns);
 	for (size_t i = 0; i < lm->ncontainers; i++)
-		roll_cycle(&lm->containers[i].cycle, &lm->containers[i].sum);
+		gpu_sample_roll(&lm->containers[i].cycle, lm->containers[i].sum.kernels,
+				lm->containers[i].sum.gpu_busy_ns);
 	for (size_t i = 0; i < lm->nusers; i++)
-		roll_cycle(&lm->users[i].cycle, &lm->users[i].sum);
-}
-
-bool live_model_gpu_estimate(const struct live_model *lm, const struct live_counters *c,
-			     const struct live_gpu_cycle *cycle, double *busy_share,
-			     double *kernels_per_s)
-{
-	uint64_t window = gpu_sample_window_ns(&lm->sample);
-	bool done = lm->sample.cycles > 0;
-	uint64_t busy = done ? cycle->last_busy_ns : since(c->gpu_busy_ns, cycle->start_busy_ns);
-	uint64_t kernels = done ? cycle->last_kernels : since(c->kernels, cycle->start_kernels);
-
-	if (!gpu_sample_is_sampled(&lm->sample))
-		return false;
-	*busy_share = window ? (double)busy / (double)window : 0.0;
-	*kernels_per_s = window ? (double)kernels * 1e9 / (double)window : 0.0;
-	return true;
+		gpu_sample_roll(&lm->users[i].cycle, lm->users[i].sum.kernels,
+				lm->users[i].sum.gpu_busy_ns);
 }
 
 int live_model_tick(struct live_model *lm, uint64_t now_ns)
@@ -742,9 +757,8 @@ int live_model_tick(struct live_model *lm, uint64_t now_ns)
 	if (err)
 		return err;
 	lm->tick_ns = now_ns;
-	for (size_t i = 0; i < lm->nprocs; i++)
-		read_cpu(lm, &lm->procs[i], now_ns);
-	err = prune_procs(lm, now_ns);
+	err = read_cpu_all(lm, now_ns);
+	err = err ?: prune_procs(lm, now_ns);
 	err = err ?: sum_groups(lm, now_ns);
 	if (err)
 		return err;

@@ -2,9 +2,10 @@
 /*
  * The host as `gpuspy top` and `gpuspy serve` see it: per process, cumulative counters built
  * from the records a recording would write (trace_writer_open_sink), each tick's statistics
- * checkpoint and /proc's CPU times. A process that exits stays for a grace period, then goes;
- * what it counted is folded into its container's and user's totals, so group counters never
- * go backwards and memory is bounded by the processes alive plus those in their grace period.
+ * checkpoint and CPU times (BPF's task iterator, or /proc). A process that exits stays for a grace
+ * period, then goes; what it counted is folded into its container's and user's totals, so group
+ * counters never go backwards and memory is bounded by the processes alive plus those in their
+ * grace period.
  */
 #ifndef GPUSPY_LIVE_MODEL_H
 #define GPUSPY_LIVE_MODEL_H
@@ -37,14 +38,7 @@ struct live_counters {
 	uint64_t copy_bytes[GS_COPY_NKINDS], copies, memset_bytes;
 	uint64_t syscalls[SC_NCLASSES], syscall_ns[SC_NCLASSES];
 	uint64_t offcpu_ns[GS_OFFCPU_NREASONS];
-	uint64_t cpu_ns; /* user + system, from /proc */
-};
-
-/* Kernels and GPU busy time over --gpu-sample periods (gpu_sample.h): the counts at the start
- * of the period under way, and what the last complete period's window saw. */
-struct live_gpu_cycle {
-	uint64_t start_kernels, start_busy_ns;
-	uint64_t last_kernels, last_busy_ns;
+	uint64_t cpu_ns; /* user + system: the task iterator's run time, or /proc's */
 };
 
 struct live_proc {
@@ -61,15 +55,18 @@ struct live_proc {
 	struct live_counters prev; /* at the previous tick, for rates */
 	uint64_t gpu_mem_bytes;	   /* outstanding CUDA API allocations (device, pinned, managed) */
 	uint64_t busy_until[LIVE_MAX_DEVICES]; /* the GPU union of its kernels, per device */
-	struct live_gpu_cycle cycle;
+	struct gpu_sample_cycle cycle;
 	/* the main thread over the last interval: its syscall with most time, or off-CPU reason */
 	uint32_t wait_nr;
 	uint64_t wait_ns;
 	int wait_offcpu; /* -1: none */
 	uint64_t wait_offcpu_ns;
-	uint64_t launches_seen;	 /* the BPF launch count at the last tick (live_model_launches) */
-	uint64_t cpu_ticks_seen; /* /proc value at the first read: counts start at zero */
+	uint64_t launches_seen; /* the BPF launch count at the last tick (live_model_launches) */
+	uint64_t cpu_base_ns;	/* the total at the first read: counts start at zero */
 	bool cpu_base_set;
+	uint64_t cpu_pass_ns; /* this tick's iterator pass: its threads' run time so far */
+	uint64_t cpu_exited_threads_ns;
+	bool cpu_in_pass; /* seen by this tick's pass */
 	/* the serve exporter's bookkeeping (serve_metrics.c) */
 	bool slotted;
 	struct live_counters base, shown;
@@ -89,7 +86,7 @@ struct live_group {
 	struct live_counters base, shown;
 	struct live_counters sum;      /* computed each tick: departed + members */
 	struct live_counters prev_sum; /* at the previous tick, for rates */
-	struct live_gpu_cycle cycle;
+	struct gpu_sample_cycle cycle;
 	uint64_t gpu_mem_bytes;
 	unsigned members;
 };
@@ -108,6 +105,9 @@ struct live_model {
 	/* counts kept in BPF maps rather than sent as records (launches): read at every tick,
 	 * before anything else; NULL: none */
 	int (*pull)(void *ctx, struct live_model *lm);
+	/* CPU times of every thread through live_model_cputime() at every tick; NULL, or
+	 * -ENOTSUP: each process's /proc/PID/stat is read instead */
+	int (*pull_cputime)(void *ctx, struct live_model *lm);
 	void *pull_ctx;
 	/* --gpu-sample: stepped at each tick before `pull`, which switches the bridges' kernel
 	 * records to `kernels_on` for the interval that begins */
@@ -147,18 +147,14 @@ int live_model_take(void *live_model, const struct gs_hdr *rec);
  * increase since the last call adds to its launches and API calls. True when the process has
  * exited, and its count can go. */
 bool live_model_launches(void *live_model, uint32_t pid, uint64_t launches);
-/* Call after each tick's statistics checkpoint: reads CPU times from /proc, folds and drops
+/* One thread's CPU time in a tick's pass (pull_cputime): a process none of whose threads is
+ * in the pass has exited. */
+void live_model_cputime(struct live_model *lm, const struct gs_task_cputime *t);
+/* Call after each tick's statistics checkpoint: reads CPU times, folds and drops
  * the processes whose grace period ended, and refreshes the group sums. 0 or -ENOMEM. */
 int live_model_tick(struct live_model *lm, uint64_t now_ns);
 /* After the views were drawn: the current counters become the next interval's base. */
 void live_model_tick_done(struct live_model *lm);
-/* GPU busy share (of one device-second per second) and kernels per second of a row, from
- * its totals `c` (a process's, or a group's sum) and its `cycle`, under --gpu-sample: what the
- * last complete period's window saw (in the first period, the window so far) over the
- * window's length. False when the figures are not sampled (the interval's rates apply). */
-bool live_model_gpu_estimate(const struct live_model *lm, const struct live_counters *c,
-			     const struct live_gpu_cycle *cycle, double *busy_share,
-			     double *kernels_per_s);
 /* Events counted lost (BPF and GPU records), cumulative. */
 uint64_t live_model_lost(const struct live_model *lm);
 const char *live_mode_name(enum live_mode m); /* "-", "uprobes", "bridge", "injected" */

@@ -49,6 +49,19 @@ static void append_str(struct prom_buf *b, const char *s)
 	append(b, s, strlen(s));
 }
 
+/* The length of s's leading run of printable ASCII that needs no escape: the whole of almost
+ * every label value and help text, copied in one piece (the exposition is rebuilt at every
+ * interval, hundreds of kilobytes on a busy host). */
+static size_t plain_run(const char *s, bool quoted)
+{
+	size_t n = 0;
+
+	for (unsigned char c; (c = (unsigned char)s[n]); n++)
+		if (c < 0x20 || c > 0x7e || c == '\\' || (quoted && c == '"'))
+			break;
+	return n;
+}
+
 /* HELP text escapes backslash and newline; label values also the double quote: the format's
  * three escapes. A control character other than newline and a byte of invalid UTF-8, which a
  * process name can hold (prctl, or the kernel's cut at 15 bytes) and which would make
@@ -59,9 +72,15 @@ static void append_escaped(struct prom_buf *b, const char *s, bool quoted)
 	char hex[8];
 
 	while (*s) {
-		size_t n = text_char_len(s, NULL);
-		const char *esc = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : NULL;
+		size_t n = plain_run(s, quoted);
+		const char *esc;
 
+		append(b, s, n);
+		s += n;
+		if (!*s)
+			break;
+		n = text_char_len(s, NULL);
+		esc = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : NULL;
 		if (quoted && *s == '"')
 			esc = "\\\"";
 		if (esc) {
@@ -75,6 +94,24 @@ static void append_escaped(struct prom_buf *b, const char *s, bool quoted)
 			append_str(b, hex);
 		}
 	}
+}
+
+/* What snprintf's "%lld" writes, without its format parsing: most samples are integers. */
+static void format_integer(long long v, char *buf, size_t len)
+{
+	char digits[24];
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	size_t n = 0, i = 0;
+
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0 && i + 1 < len)
+		buf[i++] = '-';
+	while (n && i + 1 < len)
+		buf[i++] = digits[--n];
+	buf[i] = '\0';
 }
 
 /*
@@ -91,7 +128,7 @@ static void format_value(double v, char *buf, size_t len)
 	} else if (isinf(v)) {
 		snprintf(buf, len, "%s", v > 0 ? "+Inf" : "-Inf");
 	} else if (v == trunc(v) && fabs(v) < 0x1p63) {
-		snprintf(buf, len, "%lld", (long long)v);
+		format_integer((long long)v, buf, len);
 	} else {
 		for (int prec = 15; prec <= 17; prec++) {
 			snprintf(buf, len, "%.*g", prec, v);
@@ -131,25 +168,57 @@ void prom_family(struct prom_buf *b, const char *name, const char *type, const c
 	append_str(b, "\n");
 }
 
-void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
-		 size_t nlabels, double value)
+static void append_labels(struct prom_buf *b, const struct prom_label *labels, size_t nlabels)
 {
-	char num[32];
-
-	append_str(b, name);
 	for (size_t i = 0; i < nlabels; i++) {
-		append_str(b, i ? "," : "{");
+		if (i)
+			append_str(b, ",");
 		append_str(b, labels[i].name);
 		append_str(b, "=\"");
 		append_escaped(b, labels[i].value ? labels[i].value : "", true);
 		append_str(b, "\"");
 	}
-	if (nlabels)
-		append_str(b, "}");
+}
+
+static void append_value(struct prom_buf *b, double value)
+{
+	char num[32];
+
 	format_value(value, num, sizeof(num));
 	append_str(b, " ");
 	append_str(b, num);
 	append_str(b, "\n");
+}
+
+void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
+		 size_t nlabels, double value)
+{
+	append_str(b, name);
+	if (nlabels) {
+		append_str(b, "{");
+		append_labels(b, labels, nlabels);
+		append_str(b, "}");
+	}
+	append_value(b, value);
+}
+
+void prom_labels_render(struct prom_buf *b, const struct prom_label *labels, size_t nlabels)
+{
+	append_labels(b, labels, nlabels);
+}
+
+void prom_sample_rendered(struct prom_buf *b, const char *name, const char *rendered, size_t len,
+			  const struct prom_label *extra, double value)
+{
+	append_str(b, name);
+	append_str(b, "{");
+	append(b, rendered, len);
+	if (extra) {
+		append_str(b, len ? "," : "");
+		append_labels(b, extra, 1);
+	}
+	append_str(b, "}");
+	append_value(b, value);
 }
 
 static bool name_char(char c, bool first)

@@ -42,6 +42,14 @@ struct prom_label {
 void prom_sample(struct prom_buf *b, const char *name, const struct prom_label *labels,
 		 size_t nlabels, double value);
 
+/* `l1="v1",...` as prom_sample writes them, appended to b: the labels of a series that has many
+ * samples, escaped once rather than at each (serve's processes: pid, comm, container, user). */
+void prom_labels_render(struct prom_buf *b, const struct prom_label *labels, size_t nlabels);
+/* prom_sample's line with labels from prom_labels_render (`len` bytes, not NUL-terminated),
+ * then `extra` (NULL: none); for a series with no labels at all, prom_sample. */
+void prom_sample_rendered(struct prom_buf *b, const char *name, const char *rendered, size_t len,
+			  const struct prom_label *extra, double value);
+
 /* [a-zA-Z_:][a-zA-Z0-9_:]* */
 bool prom_valid_name(const char *name);
 

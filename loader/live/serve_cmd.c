@@ -183,6 +183,7 @@ static int run_view(void *view, struct live_opts *lo)
 	ret = ret ?: live_cmd_record(lo, &st->lm, on_tick, st);
 	http_server_stop(st->http);
 	prom_buf_free(&st->buf);
+	serve_metrics_free(&st->sm);
 	live_model_free(&st->lm);
 	return ret;
 }

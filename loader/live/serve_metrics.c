@@ -27,6 +27,14 @@ void serve_metrics_init(struct serve_metrics *sm, size_t max_series, double inte
 	sm->grace_s = grace_s;
 }
 
+void serve_metrics_free(struct serve_metrics *sm)
+{
+	prom_buf_free(&sm->labels);
+	free(sm->label_at);
+	sm->label_at = NULL;
+	sm->label_cap = 0;
+}
+
 /* into += c - base, field by field (every field of live_counters is a u64 count) */
 static void add_diff(struct live_counters *into, const struct live_counters *c,
 		     const struct live_counters *base)
@@ -218,8 +226,8 @@ static const struct metric metrics[] = {
      "class", SC_NCLASSES, class_name, false},
     {"offcpu_seconds_total", "counter", "time threads spent off CPU, by reason", AT(offcpu_ns),
      1e-9, "reason", GS_OFFCPU_NREASONS, reason_name, false},
-    {"cpu_seconds_total", "counter", "user and system CPU time (/proc)", AT(cpu_ns), 1e-9, NULL, 0,
-     NULL, false},
+    {"cpu_seconds_total", "counter", "user and system CPU time of its threads", AT(cpu_ns), 1e-9,
+     NULL, 0, NULL, false},
 };
 
 static uint64_t value_at(const struct live_counters *c, size_t offset, unsigned i)
@@ -264,6 +272,34 @@ static void emit(struct prom_buf *b, const char *name, const struct metric *m,
 	}
 }
 
+/* Samples of one metric for a process whose labels were rendered (render_process_labels). */
+static void emit_rendered(struct prom_buf *b, const char *name, const struct metric *m,
+			  const char *labels, size_t len, const struct live_counters *c,
+			  const struct live_model *lm)
+{
+	struct prom_label sub;
+
+	if (m->gpu) {
+		double scale = gpu_mark(lm, &sub);
+
+		prom_sample_rendered(b, name, labels, len, scale != 1.0 ? &sub : NULL,
+				     (double)value_at(c, m->offset, 0) * m->scale * scale);
+		return;
+	}
+
+	if (!m->sublabel) {
+		prom_sample_rendered(b, name, labels, len, NULL,
+				     (double)value_at(c, m->offset, 0) * m->scale);
+		return;
+	}
+	sub.name = m->sublabel;
+	for (unsigned i = 0; i < m->n; i++) {
+		sub.value = m->subname(i);
+		prom_sample_rendered(b, name, labels, len, &sub,
+				     (double)value_at(c, m->offset, i) * m->scale);
+	}
+}
+
 static void process_labels(const struct live_proc *p, char *pid, struct prom_label *l)
 {
 	snprintf(pid, 16, "%u", p->pid);
@@ -273,19 +309,57 @@ static void process_labels(const struct live_proc *p, char *pid, struct prom_lab
 	l[3] = (struct prom_label){"user", p->user};
 }
 
+/* Every slotted process's labels, escaped once for the ~30 samples each has: the exposition is
+ * rebuilt at every interval. 0 or -ENOMEM. */
+static int render_process_labels(struct serve_metrics *sm, const struct live_model *lm)
+{
+	struct prom_label l[4];
+	char pid[16];
+
+	if (lm->nprocs + 1 > sm->label_cap) {
+		size_t cap =
+		    lm->nprocs + 1 > 2 * sm->label_cap ? lm->nprocs + 1 : 2 * sm->label_cap;
+		size_t *at = realloc(sm->label_at, cap * sizeof(*at));
+
+		if (!at)
+			return -ENOMEM;
+		sm->label_at = at;
+		sm->label_cap = cap;
+	}
+	prom_buf_reset(&sm->labels);
+	for (size_t i = 0; i < lm->nprocs; i++) {
+		sm->label_at[i] = sm->labels.len;
+		if (!lm->procs[i].slotted)
+			continue;
+		process_labels(&lm->procs[i], pid, l);
+		prom_labels_render(&sm->labels, l, 4);
+	}
+	sm->label_at[lm->nprocs] = sm->labels.len;
+	return sm->labels.oom ? -ENOMEM : 0;
+}
+
+/* Process i's rendered labels and their length. */
+static const char *rendered(const struct serve_metrics *sm, size_t i, size_t *len)
+{
+	*len = sm->label_at[i + 1] - sm->label_at[i];
+	return sm->labels.data + sm->label_at[i];
+}
+
 static void process_family(struct serve_metrics *sm, const struct live_model *lm,
 			   const struct metric *m, struct prom_buf *b)
 {
 	struct prom_label l[5];
-	char name[96], pid[16];
+	char name[96];
+	const char *labels;
+	size_t len;
 
 	snprintf(name, sizeof(name), "gpuspy_process_%s", m->suffix);
 	prom_family(b, name, m->type, m->help);
 	for (size_t i = 0; i < lm->nprocs; i++) {
 		if (!lm->procs[i].slotted)
 			continue;
-		process_labels(&lm->procs[i], pid, l);
-		emit(b, name, m, l, 4, &lm->procs[i].c, lm);
+		labels = rendered(sm, i, &len);
+		emit_rendered(b, name, m, labels, len, &lm->procs[i].c, lm);
 	}
 	l[0] = (struct prom_label){"pid", "other"};
 	l[1] = (struct prom_label){"comm", "other"};
@@ -314,10 +388,11 @@ static void group_family(struct serve_metrics *sm, const struct live_model *lm,
 	emit(b, name, m, l, 1, &sm->other_sum[kind], lm);
 }
 
-static void gauges(const struct live_model *lm, struct prom_buf *b)
+static void gauges(const struct serve_metrics *sm, const struct live_model *lm, struct prom_buf *b)
 {
-	struct prom_label l[5];
-	char pid[16];
+	struct prom_label l[1], mode;
+	const char *labels;
+	size_t len;
 
 	prom_family(b, "gpuspy_process_info", "gauge",
 		    "1 for each process with series of its own: its mode is how its GPU side is "
@@ -325,18 +400,18 @@ static void gauges(const struct live_model *lm, struct prom_buf *b)
 	for (size_t i = 0; i < lm->nprocs; i++) {
 		if (!lm->procs[i].slotted)
 			continue;
-		process_labels(&lm->procs[i], pid, l);
-		l[4] = (struct prom_label){"mode", live_mode_name(lm->procs[i].mode)};
-		prom_sample(b, "gpuspy_process_info", l, 5, 1);
+		labels = rendered(sm, i, &len);
+		mode = (struct prom_label){"mode", live_mode_name(lm->procs[i].mode)};
+		prom_sample_rendered(b, "gpuspy_process_info", labels, len, &mode, 1);
 	}
 	prom_family(b, "gpuspy_process_gpu_memory_bytes", "gauge",
 		    "GPU memory allocated through the CUDA API since gpuspy attached, not freed");
 	for (size_t i = 0; i < lm->nprocs; i++) {
 		if (!lm->procs[i].slotted)
 			continue;
-		process_labels(&lm->procs[i], pid, l);
-		prom_sample(b, "gpuspy_process_gpu_memory_bytes", l, 4,
-			    lm->procs[i].exited ? 0 : (double)lm->procs[i].gpu_mem_bytes);
+		labels = rendered(sm, i, &len);
+		prom_sample_rendered(b, "gpuspy_process_gpu_memory_bytes", labels, len, NULL,
+				     lm->procs[i].exited ? 0 : (double)lm->procs[i].gpu_mem_bytes);
 	}
 	prom_family(b, "gpuspy_container_gpu_memory_bytes", "gauge",
 		    "GPU memory allocated through the CUDA API by the container's live processes");
@@ -454,6 +529,7 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 	err = err ?: assign_slots(sm, LIVE_PROCESS, procs, lm->nprocs);
 	err = err ?: assign_slots(sm, LIVE_CONTAINER, conts, lm->ncontainers);
 	err = err ?: assign_slots(sm, LIVE_USER, users, lm->nusers);
+	err = err ?: render_process_labels(sm, lm);
 	if (!err) {
 		sm->collections++;
 		sum_other(sm, LIVE_PROCESS, procs, lm->nprocs);
@@ -468,7 +544,7 @@ int serve_metrics_build(struct serve_metrics *sm, struct live_model *lm, struct 
 				     &metrics[i], out);
 			group_family(sm, lm, lm->users, lm->nusers, LIVE_USER, &metrics[i], out);
 		}
-		gauges(lm, out);
+		gauges(sm, lm, out);
 		devices(lm, out);
 		gpu_sample_gauge(lm, out);
 		self_metrics(sm, lm, out);

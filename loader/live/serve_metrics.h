@@ -24,10 +24,15 @@ struct serve_metrics {
 	uint64_t collections; /* expositions built: one per interval while collection runs */
 	double interval_s, grace_s;
 	bool no_syscall_time; /* syscalls counted and not timed: no syscall_seconds_total */
+	/* each build's process labels, rendered once for all their samples; kept between builds
+	 * for their memory */
+	struct prom_buf labels;
+	size_t *label_at, label_cap; /* per process of the model: its labels' offset */
 };
 
 void serve_metrics_init(struct serve_metrics *sm, size_t max_series, double interval_s,
 			double grace_s);
+void serve_metrics_free(struct serve_metrics *sm);
 /* A live_leave_fn: what an unslotted process or group had in "other" stays there. */
 void serve_metrics_on_leave(void *sm, enum live_kind kind, bool slotted,
 			    const struct live_counters *c, const struct live_counters *base);

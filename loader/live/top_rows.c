@@ -4,6 +4,7 @@
 #include <string.h>
 #include "lib/array_grow.h"
 #include "lib/syscall_names.h"
+#include "loader/live/gpu_sample.h"
 #include "loader/live/live_waits.h"
 #include "loader/live/top_rows.h"
 
@@ -167,12 +168,13 @@ static void fill_rates(struct top_row *row, const struct live_counters *c,
 /* Under --gpu-sample the interval's GPU rates would be 0 outside the windows and the window's
  * share at most once per period: the row shows the last period's estimate instead. */
 static void fill_gpu_estimate(struct top_row *row, const struct live_model *lm,
-			      const struct live_counters *c, const struct live_gpu_cycle *cycle)
+			      const struct live_counters *c, const struct gpu_sample_cycle *cycle)
 {
 	double share, kernels_s;
 
 	row->gpu_sample = lm->sample.label;
-	if (!live_model_gpu_estimate(lm, c, cycle, &share, &kernels_s))
+	if (!gpu_sample_estimate(&lm->sample, cycle, c->kernels, c->gpu_busy_ns, &share,
+				 &kernels_s))
 		return;
 	row->v[F_GPU_PCT] = 100.0 * share;
 	row->v[F_KERNELS_S] = kernels_s;

@@ -419,7 +419,7 @@ int cuda_probes_scan(struct cuda_probes *cp, pid_t pid)
 		return 0;
 	if (root_refused(pid))
 		return -EACCES;
-	err = proc_maps_for_each(pid, on_mapping, &c);
+	err = proc_maps_for_each_exec(pid, on_mapping, &c);
 	return err ? err : (int)c.roles;
 }
 
@@ -442,7 +442,7 @@ int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid)
 {
 	struct scan_ctx c = {.cp = cp, .pid = pid, .ldso_only = true};
 
-	return proc_maps_for_each(pid, on_mapping, &c);
+	return proc_maps_for_each_exec(pid, on_mapping, &c);
 }
 
 void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)

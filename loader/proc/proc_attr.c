@@ -29,6 +29,7 @@ struct proc_attrs {
 	struct key_index ranks;
 	struct user_name users[USER_CACHE];
 	size_t nusers;
+	bool read_ranks; /* the rank variables too (GS_REC_PROC_ENV) */
 };
 
 struct attr_read {
@@ -36,9 +37,13 @@ struct attr_read {
 	char cgroup[1024];
 };
 
-struct proc_attrs *proc_attrs_new(void)
+struct proc_attrs *proc_attrs_new(bool ranks)
 {
-	return calloc(1, sizeof(struct proc_attrs));
+	struct proc_attrs *pa = calloc(1, sizeof(struct proc_attrs));
+
+	if (pa)
+		pa->read_ranks = ranks;
+	return pa;
 }
 
 void proc_attrs_free(struct proc_attrs *pa)
@@ -195,7 +200,7 @@ static int refresh(struct proc_attrs *pa, struct trace_writer *w, pid_t pid, uin
 {
 	struct attr_read a;
 	size_t known, h;
-	int err = refresh_rank(pa, w, pid, ts);
+	int err = pa->read_ranks ? refresh_rank(pa, w, pid, ts) : 0;
 
 	if (err)
 		return err;

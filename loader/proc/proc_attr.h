@@ -12,13 +12,17 @@
 #ifndef GPUSPY_PROC_ATTR_H
 #define GPUSPY_PROC_ATTR_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct gs_hdr;
 struct proc_attrs;
 struct trace_writer;
 
-struct proc_attrs *proc_attrs_new(void);
+/* `ranks`: also the RANK, LOCAL_RANK and WORLD_SIZE of each process, read from its environment
+ * at every exec; the live views show none, and skip that read (an open and ~17 reads per exec
+ * on a host that starts many processes). */
+struct proc_attrs *proc_attrs_new(bool ranks);
 void proc_attrs_free(struct proc_attrs *pa);
 /* A process traced from now on (attach, -a): its attribution read and written. 0, or -errno
  * of the write; a process that is gone is not an error. */

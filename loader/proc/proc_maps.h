@@ -21,6 +21,10 @@ typedef int (*proc_maps_fn)(void *ctx, const struct proc_mapping *m);
 /* Calls fn for every mapping of a file that still exists; a nonzero return stops and is
  * returned. -errno when the maps cannot be read (the process exited: -ENOENT). */
 int proc_maps_for_each(pid_t pid, proc_maps_fn fn, void *ctx);
+/* The same for the executable mappings only, asked of the kernel (PROCMAP_QUERY, Linux 6.11)
+ * rather than read as text: a process's scan at each library it loads costs a few ioctls,
+ * not the formatting and parsing of every line of its maps. */
+int proc_maps_for_each_exec(pid_t pid, proc_maps_fn fn, void *ctx);
 /* The mapping that holds `addr`: 0, -ENOENT, or -errno. */
 int proc_maps_find(pid_t pid, uint64_t addr, struct proc_mapping *out);
 /* The file name of a path, after its last '/'. */

@@ -41,8 +41,11 @@
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_writer.h"
 
-#define POLL_MS		 100
-#define FLUSH_EVERY_NS	 1000000000ULL
+#define POLL_MS	       100
+#define FLUSH_EVERY_NS 1000000000ULL
+/* Keys of exited threads are looked for in /proc this often, not at every checkpoint: a live
+ * view checkpoints every interval, and the keys BPF could not flush only wait in the map */
+#define SWEEP_EVERY_NS	 10000000000ULL
 #define CHILD_GRACE_SECS 5
 #define BRIDGE_FLUSH_MS	 1000
 
@@ -233,7 +236,11 @@ static bool child_exited(struct recorder *r)
  * machine or gpuspy killed) still holds exact totals up to here; readers keep the last. */
 static int checkpoint_stats(struct recorder *r, uint64_t now)
 {
-	int err = bpf_session_write_stats(r->session, r->writer, now);
+	bool sweep = now - r->last_sweep_ns >= SWEEP_EVERY_NS;
+	int err = bpf_session_write_stats(r->session, r->writer, now, sweep);
+
+	if (sweep)
+		r->last_sweep_ns = now;
 
 	return err ?: recorder_write_losses(r, now, false);
 }
@@ -437,7 +444,7 @@ static int finish_trace(struct recorder *r, const char *why)
 	now = end = gs_monotonic_ns();
 	/* a step window's held events, and its end for the trailer */
 	err = r->window ? step_window_finish(r->window, now, &end) : 0;
-	err = err ?: bpf_session_write_stats(r->session, r->writer, now);
+	err = err ?: bpf_session_write_stats(r->session, r->writer, now, true);
 	err = err ?: recorder_write_losses(r, now, true);
 	if (!err) {
 		uint64_t records = trace_writer_records(r->writer) + 1; /* + the trailer */
@@ -495,6 +502,7 @@ static int start_session(struct recorder *r)
 	    .max_stat_keys = o->max_stat_keys,
 	    .stats_taken = o->steps != 0,
 	    .syscall_counts_only = o->syscall_counts,
+	    .cputime = o->live,
 	    .btf_path = getenv("GPUSPY_BTF_PATH"),
 	    .launch_pid = r->cmd.pid,
 	    .cuda = o->cuda,
@@ -603,7 +611,7 @@ static int record(struct recorder *r)
 		return GS_EXIT_FAILURE;
 	}
 	r->fd_names = fd_names_new();
-	r->attrs = proc_attrs_new();
+	r->attrs = proc_attrs_new(true);
 	if (!r->fd_names || !r->attrs)
 		return GS_EXIT_FAILURE;
 	if (r->opts.command && r->opts.cupti)
@@ -637,7 +645,7 @@ int recorder_run_live(struct recorder *r)
 	int ret;
 
 	r->fd_names = fd_names_new();
-	r->attrs = proc_attrs_new();
+	r->attrs = proc_attrs_new(false); /* the views show no ranks */
 	if (!r->fd_names || !r->attrs)
 		return GS_EXIT_FAILURE;
 	ret = start_session(r);

@@ -59,6 +59,8 @@ struct recorder {
 	/* live views (top, serve): after each statistics checkpoint; <0 an error, 1 stop */
 	int (*on_tick)(struct recorder *r, uint64_t now);
 	void *live; /* the live command's own state */
+	uint64_t
+	    last_sweep_ns; /* statistics of exited threads last looked for (checkpoint_stats) */
 	uint64_t events;
 	int write_err;
 	int child_status;

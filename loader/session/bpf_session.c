@@ -150,6 +150,8 @@ static int open_sched(struct bpf_session *s, const struct bpf_session_config *cf
 	CONFIGURE_RODATA(s->sched, cfg);
 	s->sched->rodata->offcpu_threshold_ns = cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->sched->maps.offcpu_stats, cfg->max_stat_keys);
+	/* attached by sched_bpf__attach() as a link, read at each interval */
+	bpf_program__set_autoload(s->sched->progs.task_cputime, cfg->cputime);
 	err = share_common_maps(s->sched->obj, s->osrt->obj);
 	if (err)
 		return err;
@@ -407,15 +409,51 @@ uint64_t bpf_session_loss_total(struct bpf_session *s)
 	return sum;
 }
 
-int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)
+int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts, bool sweep)
 {
-	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts);
+	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts, sweep);
 
 	err = err
 		  ?: stat_slots_dump(bpf_map__fd(s->osrt->maps.syscall_slots),
-				     bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots, w, ts);
+				     bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots, w, ts,
+				     sweep);
+	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts, sweep);
+}
 
-	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts);
+/* Whole records through the callback; a record cut at the end of a read is kept for the next. */
+static int read_cputime_fd(int fd, bpf_session_cputime_fn fn, void *ctx)
+{
+	struct gs_task_cputime recs[256];
+	size_t have = 0, whole;
+	ssize_t n;
+	int err = 0;
+
+	while (!err && (n = read(fd, (char *)recs + have, sizeof(recs) - have)) > 0) {
+		have += (size_t)n;
+		whole = have / sizeof(recs[0]);
+		for (size_t i = 0; i < whole && !err; i++)
+			err = fn(ctx, &recs[i]);
+		have -= whole * sizeof(recs[0]);
+		memmove(recs, &recs[whole], have);
+	}
+	if (!err && n < 0)
+		err = -errno;
+	return err;
+}
+
+int bpf_session_read_cputime(struct bpf_session *s, bpf_session_cputime_fn fn, void *ctx)
+{
+	struct bpf_link *link = s->sched->links.task_cputime;
+	int fd, err;
+
+	if (!link)
+		return -ENOTSUP;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	err = read_cputime_fd(fd, fn, ctx);
+	close(fd);
+	return err;
 }
 
 int bpf_session_take_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts)

@@ -22,6 +22,7 @@ struct bpf_session_config {
 	uint64_t offcpu_threshold_ns;
 	uint32_t ringbuf_bytes;
 	bool syscall_counts_only; /* count syscalls, time none (osrt.bpf.c: osrt_sys_count) */
+	bool cputime;		  /* the task iterator of CPU times (bpf_session_read_cputime) */
 	uint32_t max_stat_keys;
 	bool stats_taken;     /* bpf_session_take_stats will be called (record --steps) */
 	const char *btf_path; /* NULL: the running kernel's */
@@ -51,8 +52,14 @@ void bpf_session_detach(struct bpf_session *s);
 int bpf_session_drain(struct bpf_session *s);
 void bpf_session_losses(struct bpf_session *s, uint64_t counts[GS_LOSS_NKINDS]);
 uint64_t bpf_session_loss_total(struct bpf_session *s);
-/* Writes every statistics map entry as trace records; `ts` stamps them. */
-int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
+/* Writes every statistics map entry as trace records; `ts` stamps them. `sweep`: also the final
+ * totals of exited threads BPF could not flush (stats_dump.h). */
+int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts, bool sweep);
+/* Called for each traced thread's CPU time; nonzero stops the read and is returned. */
+typedef int (*bpf_session_cputime_fn)(void *ctx, const struct gs_task_cputime *t);
+/* Every traced thread's CPU time, in one pass of the task iterator; 0, -ENOTSUP without
+ * `cputime` in the config, or -errno. */
+int bpf_session_read_cputime(struct bpf_session *s, bpf_session_cputime_fn fn, void *ctx);
 /* Writes every statistics map entry and deletes it: the maps count again from now. */
 int bpf_session_take_stats(struct bpf_session *s, struct trace_writer *w, uint64_t ts);
 /* The CUDA component's skeleton, or NULL when not loaded; cuda_probes attaches it. */

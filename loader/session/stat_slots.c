@@ -51,7 +51,8 @@ static bool still_unflushed(int slots_fd, __u32 idx, struct gs_syscall_slot *see
 	return true;
 }
 
-int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *w, uint64_t ts)
+int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *w, uint64_t ts,
+		    bool sweep)
 {
 	struct gs_syscall_slot slot;
 	int err = 0;
@@ -61,7 +62,8 @@ int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *
 			return -errno;
 		if (!slot.key.pid)
 			continue; /* free */
-		if (!stats_thread_gone(slot.key.pid, slot.key.tid)) {
+		/* only a sweep asks whether the thread is gone (stats_dump.h) */
+		if (!sweep || !stats_thread_gone(slot.key.pid, slot.key.tid)) {
 			err = stats_write_syscall(w, &slot.key, &slot.val, ts, 0);
 			continue;
 		}

@@ -15,8 +15,9 @@ struct trace_writer;
 uint32_t stat_slots_count(uint32_t max_stat_keys, bool taken, bool counts_only);
 /* Pushes slots 0..n-1 onto the free list. 0 or -errno. */
 int stat_slots_free_all(int free_fd, uint32_t n);
-/* A checkpoint of every slot in use; a slot whose thread has exited (BPF could not flush it,
- * ring buffer full) is written as final totals and freed. 0 or -errno. */
-int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *w, uint64_t ts);
+/* A checkpoint of every slot in use; with `sweep`, a slot whose thread has exited (BPF could
+ * not flush it, ring buffer full) is written as final totals and freed. 0 or -errno. */
+int stat_slots_dump(int slots_fd, int free_fd, uint32_t n, struct trace_writer *w, uint64_t ts,
+		    bool sweep);
 
 #endif /* GPUSPY_STAT_SLOTS_H */

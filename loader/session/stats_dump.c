@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "lib/array_grow.h"
+#include "lib/key_index.h"
 #include "loader/session/stats_dump.h"
 #include "output/trace/trace_writer.h"
 
@@ -65,7 +66,7 @@ typedef int (*write_stats_fn)(struct trace_writer *w, const void *key, const voi
 
 struct stats_map {
 	int fd;
-	size_t key_size;
+	size_t key_size, val_size;
 	write_stats_fn write;
 };
 
@@ -97,34 +98,116 @@ union any_stats_val {
 	struct gs_offcpu_stats_val o;
 };
 
-/* A checkpoint of every live thread's key, then the final totals of threads that exited while
- * the ring buffer was full (BPF could not flush them). */
-static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts)
-{
-	struct gone_keys gone = {.key_size = m->key_size};
-	union any_stats_key key, next;
-	union any_stats_val val;
-	const struct thread_key *ids = (const void *)&key;
-	void *prev = NULL;
-	int err = 0;
+/* Entries per batch read: a hash map's batch returns whole buckets, and one larger than the
+ * buffer makes it fail with ENOSPC (the buffer then grows). */
+#define BATCH_ENTRIES 64
 
-	while (!err && bpf_map_get_next_key(m->fd, prev, &next) == 0) {
-		memcpy(&key, &next, m->key_size);
-		prev = &key;
-		if (stats_thread_gone(ids->pid, ids->tid))
-			err = note_gone(&gone, &key);
-		else if (!bpf_map_lookup_elem(m->fd, &key, &val)) /* else deleted meanwhile */
-			err = m->write(w, &key, &val, ts, 0);
+/* Keys and values of one batch read, laid out as the kernel writes them. */
+struct batch_buf {
+	unsigned char *keys, *vals;
+	__u32 cap;
+};
+
+static int batch_grow(struct batch_buf *b, const struct stats_map *m, __u32 cap)
+{
+	free(b->keys);
+	free(b->vals);
+	b->keys = malloc(cap * m->key_size);
+	b->vals = malloc(cap * m->val_size);
+	b->cap = cap;
+	return b->keys && b->vals ? 0 : -ENOMEM;
+}
+
+/* A thread seen in this sweep: whether it is gone, asked of /proc once per thread, not per key
+ * (a thread has a key per syscall it made). */
+static int gone_cached(struct key_index *seen, const struct thread_key *t, bool *gone)
+{
+	uint64_t id = (uint64_t)t->pid << 32 | t->tid;
+	size_t v;
+
+	if (key_index_find(seen, id, 0, &v)) {
+		*gone = v;
+		return 0;
 	}
-	if (!err && errno != ENOENT)
-		err = -errno;
-	for (size_t i = 0; i < gone.n && !err; i++) {
-		const void *k = (const char *)gone.keys + i * gone.key_size;
+	*gone = stats_thread_gone(t->pid, t->tid);
+	return key_index_put(seen, id, 0, *gone) ? -ENOMEM : 0;
+}
+
+struct dump_ctx {
+	const struct stats_map *m;
+	struct trace_writer *w;
+	uint64_t ts;
+	bool sweep;
+	struct key_index seen;
+	struct gone_keys gone;
+};
+
+/* One batch's entries: written as checkpoints, or noted as gone when sweeping. */
+static int dump_entries(struct dump_ctx *c, const struct batch_buf *b, __u32 n)
+{
+	int err = 0;
+	bool gone = false;
+
+	for (__u32 i = 0; i < n && !err; i++) {
+		const void *key = b->keys + i * c->m->key_size;
+
+		if (c->sweep)
+			err = gone_cached(&c->seen, key, &gone);
+		if (!err && gone)
+			err = note_gone(&c->gone, key);
+		else if (!err)
+			err = c->m->write(c->w, key, b->vals + i * c->m->val_size, c->ts, 0);
+	}
+	return err;
+}
+
+/* Every entry through batch reads: a few syscalls for the whole map where a key-by-key walk
+ * took two per key (next key, lookup) at every interval of a live view. */
+static int dump_batches(struct dump_ctx *c)
+{
+	struct batch_buf b = {0};
+	__u64 token = 0;
+	bool first = true, done = false;
+	int err = batch_grow(&b, c->m, BATCH_ENTRIES);
+
+	while (!err && !done) {
+		__u32 n = b.cap;
+
+		if (bpf_map_lookup_batch(c->m->fd, first ? NULL : &token, &token, b.keys, b.vals,
+					 &n, NULL)) {
+			if (errno == ENOSPC && !n) {
+				err = batch_grow(&b, c->m, b.cap * 2);
+				continue;
+			}
+			if (errno != ENOENT)
+				err = -errno;
+			done = true;
+		}
+		first = false;
+		err = err ?: dump_entries(c, &b, n);
+	}
+	free(b.keys);
+	free(b.vals);
+	return err;
+}
+
+/* A checkpoint of every live thread's key; with `sweep`, the final totals of threads that
+ * exited while the ring buffer was full (BPF could not flush them) and their keys out. */
+static int dump_map(const struct stats_map *m, struct trace_writer *w, uint64_t ts, bool sweep)
+{
+	struct dump_ctx c = {
+	    .m = m, .w = w, .ts = ts, .sweep = sweep, .gone.key_size = m->key_size};
+	union any_stats_val val;
+	int err = dump_batches(&c);
+
+	for (size_t i = 0; i < c.gone.n && !err; i++) {
+		const void *k = (const char *)c.gone.keys + i * c.gone.key_size;
 
 		if (!bpf_map_lookup_and_delete_elem(m->fd, k, &val))
 			err = m->write(w, k, &val, ts, GS_STATS_FINAL);
 	}
-	free(gone.keys);
+	free(c.gone.keys);
+	key_index_free(&c.seen);
 	return err;
 }
 
@@ -134,12 +217,12 @@ static int write_syscall_entry(struct trace_writer *w, const void *key, const vo
 	return stats_write_syscall(w, key, val, ts, flags);
 }
 
-int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
+int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts, bool sweep)
 {
 	const struct stats_map m = {map_fd, sizeof(struct gs_syscall_stats_key),
-				    write_syscall_entry};
+				    sizeof(struct gs_syscall_stats_val), write_syscall_entry};
 
-	return dump_map(&m, w, ts);
+	return dump_map(&m, w, ts, sweep);
 }
 
 static int write_offcpu_entry(struct trace_writer *w, const void *key, const void *val, uint64_t ts,
@@ -161,11 +244,12 @@ static int write_offcpu_entry(struct trace_writer *w, const void *key, const voi
 	return trace_writer_append(w, &r.hdr);
 }
 
-int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
+int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts, bool sweep)
 {
-	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key), write_offcpu_entry};
+	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key),
+				    sizeof(struct gs_offcpu_stats_val), write_offcpu_entry};
 
-	return dump_map(&m, w, ts);
+	return dump_map(&m, w, ts, sweep);
 }
 
 /* Every key written and taken out of the map, so that the map counts again from zero. Keys are
@@ -199,14 +283,15 @@ static int take_map(const struct stats_map *m, struct trace_writer *w, uint64_t 
 int stats_take_syscalls(int map_fd, struct trace_writer *w, uint64_t ts)
 {
 	const struct stats_map m = {map_fd, sizeof(struct gs_syscall_stats_key),
-				    write_syscall_entry};
+				    sizeof(struct gs_syscall_stats_val), write_syscall_entry};
 
 	return take_map(&m, w, ts);
 }
 
 int stats_take_offcpu(int map_fd, struct trace_writer *w, uint64_t ts)
 {
-	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key), write_offcpu_entry};
+	const struct stats_map m = {map_fd, sizeof(struct gs_offcpu_stats_key),
+				    sizeof(struct gs_offcpu_stats_val), write_offcpu_entry};
 
 	return take_map(&m, w, ts);
 }

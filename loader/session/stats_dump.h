@@ -10,8 +10,11 @@
 
 struct trace_writer;
 
-int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts);
-int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts);
+/* A checkpoint of every key. With `sweep`, keys of threads gone from /proc (BPF could not flush
+ * them at exit) are written as final totals and taken out: one /proc lookup per thread, so a
+ * live view sweeps less often than it checkpoints. 0 or -errno. */
+int stats_dump_syscalls(int map_fd, struct trace_writer *w, uint64_t ts, bool sweep);
+int stats_dump_offcpu(int map_fd, struct trace_writer *w, uint64_t ts, bool sweep);
 /* Writes every entry as a checkpoint and deletes it, so that the map counts again from zero:
  * what was counted since the previous take (record --steps keeps these in memory until it
  * knows whether they fall in its window). 0 or -errno. */
