@@ -151,6 +151,8 @@ ratio_in() { # A B LO HI
 		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
 	PIDS+=($!)
 	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+	# the bridge turns CUPTI on at one of its polls after the attach: every kernel from then on
+	wait_for_line "$WORK/bridge.log" "activity on"
 	RUN_MS=2000
 	n=$(run_load)
 	sleep 2
