@@ -5,23 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "loader/bridge/usdt_site.h"
-
-/* A file offset of `vaddr` through the loadable segments; false when none holds it. */
-static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return true;
-		}
-	return false;
-}
+#include "loader/proc/elf_symbols.h"
 
 /* The note section, and the address of .stapsdt.base (0: none), which a prelinked file's
  * note addresses are relative to. */
@@ -68,8 +52,9 @@ static void take_note(Elf *elf, uint64_t base, const char *desc, size_t len, con
 
 		if (strcmp(probe, names[i]) || s->found)
 			continue;
-		s->found = file_offset(elf, addr[0], &s->off) &&
-			   (!addr[2] || file_offset(elf, addr[2], &s->sema));
+		s->off = elf_vaddr_to_offset(elf, addr[0]);
+		s->sema = addr[2] ? elf_vaddr_to_offset(elf, addr[2]) : 0;
+		s->found = s->off && (!addr[2] || s->sema);
 		if (strlen(args) < sizeof(s->args))
 			strcpy(s->args, args);
 	}

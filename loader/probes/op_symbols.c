@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "lib/array_grow.h"
 #include "loader/probes/op_symbols.h"
+#include "loader/proc/elf_symbols.h"
 
 #define OPS_PREFIX  "_ZN2at4_ops"
 #define CALL_SUFFIX "4callE"
@@ -211,20 +212,6 @@ static uint32_t op_struct(const char *sym, const char **name)
 	return (uint32_t)len;
 }
 
-static uint64_t vaddr_to_offset(Elf *elf, uint64_t vaddr)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz)
-			return vaddr - ph.p_vaddr + ph.p_offset;
-	return 0;
-}
-
 struct op_list {
 	struct op_symbol *v;
 	size_t n, cap;
@@ -233,7 +220,7 @@ struct op_list {
 static int add_op(struct op_list *l, const struct op_schemas *sc, Elf *elf, const GElf_Sym *sym,
 		  const char *op, uint32_t len)
 {
-	uint64_t off = vaddr_to_offset(elf, sym->st_value);
+	uint64_t off = elf_vaddr_to_offset(elf, sym->st_value);
 	struct op_symbol *o;
 	char name[512];
 

@@ -56,14 +56,14 @@ static bool find_segment(Elf *elf, uint64_t value, bool is_offset, GElf_Phdr *ph
 	return false;
 }
 
-/* Virtual address <-> file offset through the loadable segments; 0 when not file-backed. */
-static uint64_t vaddr_to_offset(Elf *elf, uint64_t vaddr)
+uint64_t elf_vaddr_to_offset(Elf *elf, uint64_t vaddr)
 {
 	GElf_Phdr ph;
 
 	return find_segment(elf, vaddr, false, &ph) ? vaddr - ph.p_vaddr + ph.p_offset : 0;
 }
 
+/* The virtual address of a file offset; 0 when no loadable segment holds it. */
 static uint64_t offset_to_vaddr(Elf *elf, uint64_t off)
 {
 	GElf_Phdr ph;
@@ -129,7 +129,7 @@ static int match_name(void *ctx, const char *name, const GElf_Sym *sym)
 	for (size_t i = 0; i < c->n; i++) {
 		if (c->offsets[i] || strcmp(c->names[i], name))
 			continue;
-		c->offsets[i] = vaddr_to_offset(c->elf, sym->st_value);
+		c->offsets[i] = elf_vaddr_to_offset(c->elf, sym->st_value);
 		c->found += c->offsets[i] != 0;
 	}
 	return 0;

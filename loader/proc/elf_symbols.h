@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 /* Looks up `n` function names; offsets[i] is the file offset of names[i], or 0 when the file
  * does not define it. Returns how many were found, or -errno (not an ELF file: -ENOEXEC). */
@@ -19,6 +20,10 @@ int elf_find_functions(const char *path, const char *const *names, size_t n, boo
 /* The function whose code holds `file_offset` (.symtab first, then .dynsym) into `name`.
  * Returns 0, -ENOENT when no symbol covers it, or -errno. */
 int elf_function_at(const char *path, uint64_t file_offset, char *name, size_t len);
+
+/* The file offset of virtual address `vaddr` through the loadable segments of an open ELF;
+ * 0 when no segment holds it in the file (no code or data lives at offset 0, the ELF header). */
+uint64_t elf_vaddr_to_offset(Elf *elf, uint64_t vaddr);
 
 /* vaddr(to) - vaddr(from) for two exported symbols of any type (the load bias cancels, so
  * this is also their distance in memory), and the size of `to` if to_size is not NULL. 0,
