@@ -119,15 +119,12 @@ int cupti_link_new(struct cupti_bpf *skel, struct trace_writer *w, bool quiet,
 	return 0;
 }
 
-static void destroy_link(struct reaper *r, struct probe_link it)
+/* A probe handed to `batch` to detach, or (NULL) detached here and now; libbpf's USDT links
+ * under `usdt_lock` (struct reaper). */
+static void batch_probe(struct link_batch *batch, struct reaper *r, struct probe_link it)
 {
-	if (it.fd >= 0)
-		close(it.fd);
-	if (!it.link)
-		return;
-	pthread_mutex_lock(&r->usdt_lock);
-	bpf_link__destroy(it.link);
-	pthread_mutex_unlock(&r->usdt_lock);
+	link_batch_add_fd(batch, it.fd);
+	link_batch_add(batch, it.link, &r->usdt_lock);
 }
 
 static void *reap(void *arg)
@@ -146,7 +143,7 @@ static void *reap(void *arg)
 		}
 		it = r->queue[--r->n];
 		pthread_mutex_unlock(&r->lock);
-		destroy_link(r, it);
+		batch_probe(NULL, r, it);
 	}
 }
 
@@ -182,7 +179,7 @@ static void reap_later(struct reaper *r, struct probe_link link)
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (!slot)
-		destroy_link(r, link);
+		batch_probe(NULL, r, link);
 }
 
 /* Lets the reaper finish its queue and stop. */
@@ -293,35 +290,42 @@ static int keep_link(struct cupti_link *cl, struct probe_link link)
 		return -errno;
 	slot = array_grow((void **)&cl->links, &cl->nlinks, &cl->links_cap, sizeof(*slot));
 	if (!slot) {
-		destroy_link(&cl->reaper, link);
+		batch_probe(NULL, &cl->reaper, link);
 		return -ENOMEM;
 	}
 	*slot = link;
 	return 0;
 }
 
-/* A probe at `site`, in process `pid` (-1: all), attached for its semaphore alone: a
- * uprobe_multi link where the program allows it, libbpf's USDT support otherwise. */
-static int attach_semaphore(struct cupti_link *cl, const struct usdt_site *site, pid_t pid,
-			    const char *path, const char *provider, const char *name)
+/* A probe at `site` in process `pid` (-1: all), attached for its semaphore alone: a
+ * uprobe_multi link where the program allows it, which detaches without the kernel's
+ * event_mutex; else libbpf's USDT attach with bridge_flushed, which does nothing (any program
+ * raises the semaphore it is attached with). Neither fd nor link, errno set, on failure. */
+static struct probe_link semaphore_probe(struct cupti_link *cl, const struct usdt_site *site,
+					 pid_t pid, const char *path, const char *provider,
+					 const char *name)
 {
 	struct bpf_program *multi = cl->skel->progs.bridge_semaphore;
 	struct probe_link link = {.fd = -1};
 
-	if (site && site->found &&
+	if (site && site->found && site->sema &&
 	    bpf_program__expected_attach_type(multi) ==
 		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
 		link.fd = uprobe_multi_attach_one(bpf_program__fd(multi), path, site->off,
 						  site->sema, pid > 0 ? (uint32_t)pid : 0);
-		if (link.fd < 0)
-			return link.fd;
-	} else {
-		/* bridge_flushed does nothing: any program raises the semaphore it is attached
-		 * with */
-		link.link =
-		    attach_usdt_of(cl, cl->skel->progs.bridge_flushed, pid, path, provider, name);
+		if (link.fd >= 0)
+			return link;
+		link.fd = -1;
 	}
-	return keep_link(cl, link);
+	link.link = attach_usdt_of(cl, cl->skel->progs.bridge_flushed, pid, path, provider, name);
+	return link;
+}
+
+/* A semaphore probe kept until detach. */
+static int attach_semaphore(struct cupti_link *cl, const struct usdt_site *site, pid_t pid,
+			    const char *path, const char *provider, const char *name)
+{
+	return keep_link(cl, semaphore_probe(cl, site, pid, path, provider, name));
 }
 
 /* The flush request's probe. */
@@ -342,18 +346,12 @@ int cupti_link_want_shapes(struct cupti_link *cl, const char *host_path, pid_t p
 	return attach_semaphore(cl, &site, pid, host_path, "gpuspy_torch", "shapes");
 }
 
-/*
- * One target's gpuspy:kernels_paused, attached for its semaphore alone: the probe is never
- * fired. As gpuspy:records, a uprobe_multi link where the kernel has them, since it is
- * switched twice a period and a perf-event uprobe's detach costs an RCU grace period under
- * the kernel's event_mutex (struct reaper); else libbpf's USDT attach, with bridge_flushed,
- * which does nothing. A bridge built before the probe existed has no such note: its kernels
- * stay on, said with -v.
- */
+/* One target's gpuspy:kernels_paused, raised between --gpu-sample windows: the probe is never
+ * fired, and switched twice a period (hence a uprobe_multi link where the kernel has them). A
+ * bridge built before the probe existed has no such note: its kernels stay on, said with -v. */
 static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool paused)
 {
 	const struct bridge_site *site;
-	struct bpf_program *multi = cl->skel->progs.bridge_semaphore;
 
 	if (!paused) {
 		reap_later(&cl->reaper, t->paused);
@@ -363,18 +361,9 @@ static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool pa
 	if (t->paused.link || t->paused.fd >= 0)
 		return;
 	site = bridge_site(cl, t->path, t->file_key);
-	if (site && site->paused.found && site->paused.sema &&
-	    bpf_program__expected_attach_type(multi) ==
-		(enum bpf_attach_type)GS_BPF_TRACE_UPROBE_MULTI) {
-		t->paused.fd =
-		    uprobe_multi_attach_one(bpf_program__fd(multi), t->path, site->paused.off,
-					    site->paused.sema, t->pid > 0 ? (uint32_t)t->pid : 0);
-		if (t->paused.fd >= 0)
-			return;
-	}
-	t->paused.fd = -1;
-	t->paused.link = attach_usdt(cl, cl->skel->progs.bridge_flushed, t, "kernels_paused");
-	if (!t->paused.link)
+	t->paused = semaphore_probe(cl, site ? &site->paused : NULL, t->pid, t->path, "gpuspy",
+				    "kernels_paused");
+	if (!t->paused.link && t->paused.fd < 0)
 		gs_debug("cannot pause the kernel records of the CUPTI bridge %s: %s", t->path,
 			 strerror(errno));
 }
@@ -630,15 +619,12 @@ void cupti_link_detach(struct cupti_link *cl, struct link_batch *batch)
 		struct probe_link *probes[] = {&cl->targets[i].records, &cl->targets[i].paused};
 
 		for (size_t k = 0; k < 2; k++) {
-			link_batch_add_fd(batch, probes[k]->fd);
-			link_batch_add(batch, probes[k]->link, &cl->reaper.usdt_lock);
+			batch_probe(batch, &cl->reaper, *probes[k]);
 			*probes[k] = (struct probe_link){.fd = -1};
 		}
 	}
-	for (size_t i = 0; i < cl->nlinks; i++) {
-		link_batch_add_fd(batch, cl->links[i].fd);
-		link_batch_add(batch, cl->links[i].link, &cl->reaper.usdt_lock);
-	}
+	for (size_t i = 0; i < cl->nlinks; i++)
+		batch_probe(batch, &cl->reaper, cl->links[i]);
 	cl->nlinks = 0;
 }
 
