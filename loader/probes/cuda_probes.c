@@ -519,7 +519,7 @@ void cuda_probes_detach(struct cuda_probes *cp, struct link_batch *batch)
 	cuda_probes_detach_watches(cp, batch);
 	for (size_t i = 0; i < cp->nfds; i++)
 		link_batch_add_fd(batch, cp->fds[i]);
-	cp->nlinks = cp->nfds = 0;
+	cp->nfds = 0;
 	cp->detached = true;
 }
 

@@ -180,13 +180,10 @@ static int keep_unwind_link(struct op_probes *op, struct bpf_link *link)
 	return 0;
 }
 
-/* The unwinder entry points a file defines (file offsets, 0: not defined); false when it is no
- * unwinder. */
-static bool unwinder_entries(pid_t pid, const char *shown, uint64_t offsets[NUNWIND])
+/* The unwinder entry points the file at `path` (on the host) defines (file offsets, 0: not
+ * defined); false when it is no unwinder. */
+static bool unwinder_entries(const char *path, uint64_t offsets[NUNWIND])
 {
-	char path[PATH_MAX + 32];
-
-	proc_maps_host_path(pid, shown, path, sizeof(path));
 	return elf_find_functions(path, unwind_entries, NUNWIND, false, offsets) > 0 && offsets[0];
 }
 
@@ -202,9 +199,9 @@ static int hook_unwinder(struct op_probes *op, pid_t pid, const char *shown, boo
 	size_t n = 0;
 
 	*hooked = false;
-	if (!unwinder_entries(pid, shown, offsets))
-		return 0;
 	proc_maps_host_path(pid, shown, path, sizeof(path));
+	if (!unwinder_entries(path, offsets))
+		return 0;
 	for (size_t i = 0; i < NUNWIND; i++) {
 		struct bpf_link *link;
 
@@ -232,13 +229,14 @@ static int on_unwinder_mapping(void *ctx, const struct proc_mapping *m)
 	struct scan_ctx *c = ctx;
 	struct op_probes *op = c->op;
 	uint64_t offsets[NUNWIND];
+	char path[PATH_MAX + 32];
 	size_t known;
 
 	if (!m->exec)
 		return 0;
 	if (!key_index_find(&op->unwinders, m->dev, m->ino, &known)) {
-		known =
-		    unwinder_entries(c->pid, m->path, offsets) ? UNWINDER_UNHOOKED : NOT_UNWINDER;
+		proc_maps_host_path(c->pid, m->path, path, sizeof(path));
+		known = unwinder_entries(path, offsets) ? UNWINDER_UNHOOKED : NOT_UNWINDER;
 		if (key_index_put(&op->unwinders, m->dev, m->ino, known))
 			return -ENOMEM;
 	}
