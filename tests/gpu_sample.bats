@@ -24,10 +24,7 @@ setup() {
 }
 
 teardown() {
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	stop_pids "${PIDS[@]}"
 	rm -rf "$WORK"
 }
 

@@ -47,6 +47,17 @@ wait_for_file() {
 	return 1
 }
 
+# Ends a test's background processes: each is resumed first (one a gpuspy left stopped at
+# ld.so's hold would keep its SIGTERM pending), then terminated and reaped.
+stop_pids() { # PID...
+	local p
+	for p in "$@"; do
+		kill -CONT "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+}
+
 wait_for_line() {
 	local i
 	for i in $(seq 100); do

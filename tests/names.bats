@@ -26,10 +26,7 @@ setup() {
 teardown() {
 	prom_stop
 	exec 4>&- || true
-	for p in "${PIDS[@]}" $SERVE_PID; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	stop_pids "${PIDS[@]}" $SERVE_PID
 	rm -rf "$WORK"
 }
 

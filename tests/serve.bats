@@ -29,10 +29,7 @@ setup() {
 
 teardown() {
 	prom_stop
-	for p in "${PIDS[@]}" $SERVE_PID; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	stop_pids "${PIDS[@]}" $SERVE_PID
 	cg_cleanup
 	rm -rf "$WORK"
 }

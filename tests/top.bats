@@ -24,12 +24,7 @@ setup() {
 }
 
 teardown() {
-	for p in "${PIDS[@]}" ${TOP_PID:-}; do
-		# a gpuspy that died while ld.so's hold had a process stopped leaves it so
-		kill -CONT "$p" 2>/dev/null || true
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	stop_pids "${PIDS[@]}" ${TOP_PID:-}
 	cg_cleanup
 	rm -rf "$WORK"
 }
