@@ -61,8 +61,11 @@ struct {
 	__type(value, struct gs_syscall_stats_val);
 } syscall_stats SEC(".maps");
 
+/* mmapable: the loader reads the slots in place at each checkpoint (a live view's is every
+ * second), not with a bpf() call per slot */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1); /* resized by the loader */
 	__type(key, __u32);
 	__type(value, struct gs_syscall_slot);
@@ -467,8 +470,9 @@ struct {
 
 /*
  * Counts without time, for `gpuspy serve` (its default): attached instead of osrt_sys_enter and
- * osrt_sys_exit, this program alone adds one to the call's statistics key and never reads the
- * clock, so a syscall costs one tracepoint dispatch and a hash lookup. Exact per-call time
+ * osrt_sys_exit, this program alone adds one to the call's statistics and never reads the
+ * clock, so a syscall costs one tracepoint dispatch, the task storage lookup and, in a slot,
+ * an array index (a hash lookup where no slot was free). Exact per-call time
  * needs a clock read at both ends, which alone costs more than the empty enter and exit
  * programs together on the VMs measured (docs/BENCHMARKS.md). The key's total time stays 0.
  * An open whose path mentions CUDA is noted at entry, whether it succeeds or not, so a library
@@ -492,16 +496,14 @@ int BPF_PROG(osrt_sys_count, struct pt_regs *regs, long id)
 			return 0;
 		start_tracing(tgid, tid);
 	}
-	v = bpf_map_lookup_elem(&syscall_stats, &key);
-	if (!v) {
-		/* the thread's first call of `id`: its task storage remembers the key for the
-		 * flush at exit */
-		in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (in)
-			in->nr = -1; /* no call is timed */
-		v = new_stats_key(&key, in);
-	}
+	/* the thread's table says where its count of `id` is (stats_of), and remembers it for
+	 * the flush at exit */
+	in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in)
+		return 0;
+	in->nr = -1; /* no call is timed */
+	v = stats_of(in, &key);
 	if (v)
 		v->sums.count++; /* keys are per thread: one CPU at a time */
 	if (id == __NR_open_x86_64 || id == __NR_creat_x86_64)

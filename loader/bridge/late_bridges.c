@@ -52,6 +52,7 @@ struct late_bridges {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
+	bool loading;	      /* the worker is loading one it took off the queue */
 	struct queued *queue; /* in due order */
 	size_t nqueue, queue_cap;
 	struct late_bridge_outcome *done;
@@ -206,9 +207,11 @@ static void *work(void *arg)
 		}
 		q = lb->queue[0];
 		memmove(lb->queue, lb->queue + 1, --lb->nqueue * sizeof(*lb->queue));
+		lb->loading = true;
 		pthread_mutex_unlock(&lb->lock);
 		load(lb, &q);
 		pthread_mutex_lock(&lb->lock);
+		lb->loading = false;
 	}
 	pthread_mutex_unlock(&lb->lock);
 	return NULL;
@@ -292,6 +295,18 @@ int late_bridges_queue(struct late_bridges *lb, pid_t pid, bool torch, uint64_t 
 	err = enqueue_locked(lb, &item);
 	pthread_mutex_unlock(&lb->lock);
 	return err;
+}
+
+bool late_bridges_busy(struct late_bridges *lb)
+{
+	bool busy;
+
+	if (!lb)
+		return false;
+	pthread_mutex_lock(&lb->lock);
+	busy = lb->nqueue || lb->loading || lb->ndone;
+	pthread_mutex_unlock(&lb->lock);
+	return busy;
 }
 
 size_t late_bridges_take(struct late_bridges *lb, struct late_bridge_outcome *out, size_t max)

@@ -55,6 +55,8 @@ bool late_bridges_is_new(const struct late_bridges *lb, pid_t pid, bool torch);
 /* `pid` made its first CUDA call that shows it using CUDA, or mapped a libtorch, at `now`
  * (CLOCK_MONOTONIC): queued unless it is gone already. 0 or -ENOMEM. */
 int late_bridges_queue(struct late_bridges *lb, pid_t pid, bool torch, uint64_t now);
+/* Whether a load is queued, under way or finished and not yet taken. */
+bool late_bridges_busy(struct late_bridges *lb);
 /* Moves up to `max` finished loads into `out`; their count. */
 size_t late_bridges_take(struct late_bridges *lb, struct late_bridge_outcome *out, size_t max);
 /* Stops the worker after the load under way, if any; queued processes are dropped. The

@@ -41,8 +41,9 @@
 #include "output/trace/cuda_api.h"
 #include "output/trace/trace_writer.h"
 
-#define POLL_MS	       100
-#define FLUSH_EVERY_NS 1000000000ULL
+#define POLL_MS		 100
+#define LIVE_POLL_MAX_MS 1000
+#define FLUSH_EVERY_NS	 1000000000ULL
 /* Keys of exited threads are looked for in /proc this often, not at every checkpoint: a live
  * view checkpoints every interval, and the keys BPF could not flush only wait in the map */
 #define SWEEP_EVERY_NS	 10000000000ULL
@@ -245,14 +246,34 @@ static int checkpoint_stats(struct recorder *r, uint64_t now)
 	return err ?: recorder_write_losses(r, now, false);
 }
 
+/* How long the next ring-buffer poll may wait. record wakes every POLL_MS for its status
+ * line, its targets' exits and the timeouts of its options. A live view (top, serve) has
+ * nothing to do between its ticks but what wakes the poll anyway (a hold record, a signal, a
+ * megabyte of records) and the bridge loads under way, so it sleeps until its next tick or
+ * -d's end, at most LIVE_POLL_MAX_MS: on an idle host its wakeups every POLL_MS were a third
+ * of serve's own CPU (docs/BENCHMARKS.md). */
+static int poll_timeout_ms(struct recorder *r, uint64_t now, uint64_t start, uint64_t last_stats)
+{
+	uint64_t due = last_stats + r->opts.stats_interval_ns;
+
+	if (!r->live || late_bridges_busy(r->late))
+		return POLL_MS;
+	if (r->opts.duration_ns && start + r->opts.duration_ns < due)
+		due = start + r->opts.duration_ns;
+	if (due <= now)
+		return 0;
+	return due - now >= LIVE_POLL_MAX_MS * 1000000ull ? LIVE_POLL_MAX_MS
+							  : (int)((due - now + 999999) / 1000000);
+}
+
 /* Polls and writes until a stop condition; returns which one. */
 static const char *poll_loop(struct recorder *r, struct status_line *status)
 {
-	uint64_t start = status->start_ns, last_flush = start, last_stats = start, now;
+	uint64_t start = status->start_ns, last_flush = start, last_stats = start, now = start;
 	int n;
 
 	for (;;) {
-		n = bpf_session_poll(r->session, POLL_MS);
+		n = bpf_session_poll(r->session, poll_timeout_ms(r, now, start, last_stats));
 		if (r->write_err)
 			return "write error";
 		if (n < 0 && n != -EINTR)

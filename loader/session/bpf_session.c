@@ -27,9 +27,10 @@ struct bpf_session {
 	struct python_bpf *python; /* NULL with --no-python or --sample-hz 0 */
 	struct ops_bpf *ops;	   /* NULL with --no-ops; its uprobes by op_probes */
 	struct ring_buffer *rb;
-	uint32_t stat_slots; /* syscall_slots entries (stat_slots.h) */
-	__u64 *traced_pids;  /* the traced_pids map, mmapped on first use */
-	pid_t watchdog;	     /* resumes held processes if gpuspy cannot (hold_watchdog.h) */
+	uint32_t stat_slots;	       /* syscall_slots entries (stat_slots.h) */
+	struct gs_syscall_slot *slots; /* them, mapped; NULL when there are none */
+	__u64 *traced_pids;	       /* the traced_pids map, mmapped on first use */
+	pid_t watchdog; /* resumes held processes if gpuspy cannot (hold_watchdog.h) */
 	bpf_session_record_fn fn;
 	void *ctx;
 };
@@ -121,8 +122,7 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 					       ? cfg->osrt_threshold_ns
 					       : cfg->offcpu_threshold_ns;
 	bpf_map__set_max_entries(s->osrt->maps.events, cfg->ringbuf_bytes);
-	s->stat_slots =
-	    stat_slots_count(cfg->max_stat_keys, cfg->stats_taken, cfg->syscall_counts_only);
+	s->stat_slots = stat_slots_count(cfg->max_stat_keys, cfg->stats_taken);
 	bpf_map__set_max_entries(s->osrt->maps.syscall_stats, cfg->max_stat_keys - s->stat_slots);
 	/* a map has one entry at least; with no slots none is ever pushed onto the free list */
 	bpf_map__set_max_entries(s->osrt->maps.syscall_slots, s->stat_slots ?: 1);
@@ -132,8 +132,12 @@ static int open_osrt(struct bpf_session *s, const struct bpf_session_config *cfg
 	bpf_program__set_autoload(s->osrt->progs.osrt_sys_enter, !cfg->syscall_counts_only);
 	bpf_program__set_autoload(s->osrt->progs.osrt_sys_exit, !cfg->syscall_counts_only);
 	err = loaded(osrt_bpf__load(s->osrt), "syscall");
-	if (!err &&
-	    (err = stat_slots_free_all(bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots)))
+	if (err || !s->stat_slots)
+		return err;
+	s->slots = stat_slots_map(bpf_map__fd(s->osrt->maps.syscall_slots), s->stat_slots);
+	err = s->slots ? stat_slots_free_all(bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots)
+		       : -errno;
+	if (err)
 		gs_error("cannot set up the statistics slots: %s", strerror(-err));
 	return err;
 }
@@ -414,9 +418,8 @@ int bpf_session_write_stats(struct bpf_session *s, struct trace_writer *w, uint6
 	int err = stats_dump_syscalls(bpf_map__fd(s->osrt->maps.syscall_stats), w, ts, sweep);
 
 	err = err
-		  ?: stat_slots_dump(bpf_map__fd(s->osrt->maps.syscall_slots),
-				     bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots, w, ts,
-				     sweep);
+		  ?: stat_slots_dump(s->slots, bpf_map__fd(s->osrt->maps.free_slots), s->stat_slots,
+				     w, ts, sweep);
 	return err ?: stats_dump_offcpu(bpf_map__fd(s->sched->maps.offcpu_stats), w, ts, sweep);
 }
 
@@ -503,6 +506,7 @@ void bpf_session_destroy(struct bpf_session *s)
 	ring_buffer__free(s->rb);
 	if (s->traced_pids)
 		munmap(s->traced_pids, GS_PID_WORDS * sizeof(__u64));
+	stat_slots_unmap(s->slots, s->stat_slots);
 	python_bpf__destroy(s->python);
 	ops_bpf__destroy(s->ops);
 	cuda_bpf__destroy(s->cuda);

@@ -15,7 +15,6 @@
 #include "loader/session/hold_watchdog.h"
 #include "loader/session/unwind_fix.h"
 
-#define POLL_MS		 100
 #define WATCHDOG_HELD_FD 3
 #define WATCHDOG_PIDFD	 4
 #define WATCHDOG_FD_PARK 64
@@ -53,40 +52,60 @@ bool hold_watchdog_done(int held_fd, const struct gs_hdr *rec)
 	return held_fd < 0 || !bpf_map_delete_elem(held_fd, &k) || errno != ENOENT;
 }
 
-/* Resumes the holds older than `max_age_ns` (all of them with 0), as the loader would have. */
-static void sweep(int fd, uint64_t max_age_ns)
+/* Resumes the holds older than `max_age_ns` (all of them with 0), as the loader would have;
+ * returns the time of the oldest hold left (0: none). */
+static uint64_t sweep(int fd, uint64_t max_age_ns)
 {
 	struct gs_hold_key k, next;
 	struct gs_op_unwind v;
 	bool first = true;
-	uint64_t now = monotonic_ns();
+	uint64_t now = monotonic_ns(), oldest = 0;
 
 	/* a deleted key makes the walk start over: those left are each seen again, once */
 	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
 		first = false;
 		k = next;
-		if (bpf_map_lookup_elem(fd, &k, &v) || (max_age_ns && now - k.ts < max_age_ns))
+		if (bpf_map_lookup_elem(fd, &k, &v))
 			continue;
+		/* not now - k.ts: a hold made during the walk is younger than `now` */
+		if (max_age_ns && k.ts + max_age_ns > now) {
+			if (!oldest || k.ts < oldest)
+				oldest = k.ts;
+			continue;
+		}
 		if (v.hdr.type == GS_REC_OP_UNWIND)
 			unwind_fix(&v);
 		kill((pid_t)k.tgid, SIGCONT);
 		bpf_map_delete_elem(fd, &k);
 	}
+	return oldest;
+}
+
+/* Until the oldest hold left reaches the bound; with none, a whole bound, since a hold made
+ * meanwhile reaches it no sooner. The loader ends nearly every hold within milliseconds, so
+ * an idle host wakes the watchdog every GS_HOLD_MAX_NS, not every few milliseconds. */
+static int wait_ms(uint64_t oldest)
+{
+	uint64_t now = monotonic_ns(),
+		 due = oldest ? oldest + GS_HOLD_MAX_NS : now + GS_HOLD_MAX_NS;
+
+	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
 }
 
 /* The watchdog's life: resume what outlasts the bound, and everything once gpuspy is gone. */
 static void __attribute__((noreturn)) watch(void)
 {
 	struct pollfd p = {.fd = WATCHDOG_PIDFD, .events = POLLIN};
+	uint64_t oldest = 0;
 
 	for (;;) {
-		int n = poll(&p, 1, POLL_MS);
+		int n = poll(&p, 1, wait_ms(oldest));
 
 		if (n > 0 || (n < 0 && errno != EINTR)) {
 			sweep(WATCHDOG_HELD_FD, 0);
 			_exit(0);
 		}
-		sweep(WATCHDOG_HELD_FD, GS_HOLD_MAX_NS);
+		oldest = sweep(WATCHDOG_HELD_FD, GS_HOLD_MAX_NS);
 	}
 }
 
