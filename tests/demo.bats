@@ -79,4 +79,8 @@ load helpers
 	[ "$(grep -cE '^gpuspy_process_cuda_launches_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 2 ]
 	[ "$(grep -cE '^gpuspy_process_cuda_launches_total\{.*comm="cuda_loop".*\} 51$' "$BUILD/demo/metrics.txt")" -eq 1 ]
 	[ "$(grep -cE '^gpuspy_process_gpu_kernels_total\{.*comm="cuda_loop".*\} 50$' "$BUILD/demo/metrics.txt")" -eq 3 ]
+	# --gpu-sample: the estimate of a program busy half the time, from one window in two
+	[[ "$output" == *"~GPU%"* ]]
+	busy=$(awk '$NF == "duty_loop" && $4 == "bridge" { print $5 }' "$BUILD/demo/top_sample.txt" | tail -1)
+	awk -v b="$busy" 'BEGIN { exit !(b >= 35 && b <= 65) }'
 }

@@ -61,15 +61,17 @@ wait_for_file() { # FILE
 # $out/NAME.ctl (the caller opens it for writing on a descriptor of its own), says it is ready
 # in $out/NAME.ready, and its CUPTI bridge, once loaded, logs to $out/NAME.log. ENV: more
 # variables for it. Sets loop_pid.
-start_cuda_loop() { # NAME [ENV...]
-	name=$1
-	shift
+start_loop() { # PROGRAM NAME [ENV...]: a program of tests/targets/cuda driven through a fifo
+	prog=$1
+	name=$2
+	shift 2
 	rm -f "$out/$name.ctl" "$out/$name.ready" "$out/$name.log"
 	mkfifo "$out/$name.ctl"
 	env LD_LIBRARY_PATH="$build/fakecuda" GPUSPY_CUPTI_LOG="$out/$name.log" "$@" \
-		"$build/targets/cuda/cuda_loop" "$out/$name.ready" <"$out/$name.ctl" >"$out/$name.out" 2>&1 &
+		"$build/targets/cuda/$prog" "$out/$name.ready" <"$out/$name.ctl" >"$out/$name.out" 2>&1 &
 	loop_pid=$!
 }
+start_cuda_loop() { start_loop cuda_loop "$@"; } # NAME [ENV...]
 echo "== gpuspy record -p: a CUDA program that is already running and was started WITHOUT the"
 echo "   CUPTI bridge: gpuspy loads it (one thread stopped at a syscall, dlopen, restored) and"
 echo "   gets the GPU kernel and copy times of what the program launches while attached"
@@ -219,6 +221,23 @@ echo exit >&7
 echo exit >&8
 exec 6>&- 7>&- 8>&-
 wait "$live_a" "$live_b" "$live_c"
+echo "== gpuspy top --gpu-sample 1s/2s: CUPTI's kernel records taken one second in two, GPU busy"
+echo "   estimated from them (~GPU%); launches stay exact. A program that keeps the simulated GPU"
+echo "   busy half the time (a 10 ms kernel every 20 ms), the last refresh of a 4 s view:"
+start_loop duty_loop duty CUDA_INJECTION64_PATH="$build/libgpuspy_cupti.so"
+duty_pid=$loop_pid
+exec 6>"$out/duty.ctl"
+wait_for_file "$out/duty.ready"
+"$build/gpuspy" top --gpu-sample 1s/2s -d 4s --sort gpu_busy_pct --limit 1 \
+	>"$out/top_sample.txt" 2>"$out/top_sample.err" &
+top_pid=$!
+wait_for "$out/top_sample.err" "gpuspy: watching"
+echo "run 5000" >&6
+wait "$top_pid"
+tail -n 3 "$out/top_sample.txt"
+echo exit >&6
+exec 6>&-
+wait "$duty_pid"
 echo
 echo "== gpuspy export: timeline"
 "$build/gpuspy" export "$out/demo.gpuspy" --format chrome -o "$out/demo.json"
