@@ -25,20 +25,23 @@
 
 /* Devices are enabled with cuptiActivityEnableAndDump: CUPTI emits a device's record when CUDA
  * initialises it, so a session opened later (gpuspy attached to a running program, or a second
- * recording) gets them only dumped (cupti_activity.h). */
+ * recording) gets them only dumped (cupti_activity.h). The `per_call` kinds cost a record per
+ * CUDA call or copy and are on only while a recorder asks for them (gpuspy:call_records):
+ * the live views show kernels and GPU busy alone, and count calls and bytes with uprobes. */
 static const struct {
 	CUpti_ActivityKind kind;
 	const char *name;
 	bool dump;
+	bool per_call;
 } g_kinds[] = {
-    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", false},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", false},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", false},
-    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", false},
-    {CUPTI_ACTIVITY_KIND_DRIVER, "driver", false},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync", false},
-    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead", false},
-    {CUPTI_ACTIVITY_KIND_DEVICE, "device", true},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", false, false},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", false, true},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", false, true},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", false, true},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver", false, true},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync", false, true},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead", false, true},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "device", true, false},
 };
 #define N_KINDS (sizeof(g_kinds) / sizeof(g_kinds[0]))
 #define KERNELS 0 /* g_kinds[] index of the kind a live view's --gpu-sample turns on and off */
@@ -46,6 +49,8 @@ static const struct {
 static CUpti_SubscriberHandle g_sub;
 static unsigned char g_enabled[N_KINDS];
 static int g_kernels_paused; /* CUPTI accepted the kernel kind, and it is disabled for now */
+static int g_calls_on;	     /* the per-call kinds are wanted (those CUPTI accepted are on) */
+static unsigned char g_refused[N_KINDS]; /* CUPTI refused the kind: not asked again */
 /* Read by the buffer callback on CUPTI's thread: whether records are wanted, and the CUPTI
  * time before which they are not (work launched before the recorder attached). */
 static _Atomic int g_accept;
@@ -100,30 +105,48 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		batch_send();
 }
 
-/* Each kind CUPTI refuses is reported and skipped; returns how many are on. */
-static size_t enable_kinds(char *list, size_t list_len)
+/* Kind `i` on; one CUPTI refuses is reported once and never asked again. */
+static bool enable_kind(size_t i)
 {
-	size_t on = 0, used = 0;
+	CUptiResult r;
+
+	if (g_refused[i])
+		return false;
+	r = g_kinds[i].dump ? cuptiActivityEnableAndDump(g_kinds[i].kind)
+			    : cuptiActivityEnable(g_kinds[i].kind);
+	g_enabled[i] = r == CUPTI_SUCCESS;
+	g_refused[i] = r != CUPTI_SUCCESS;
+	if (r != CUPTI_SUCCESS)
+		status_emit(GS_BRIDGE_CUPTI_ERROR, (int)r, "%s(%s) failed: %s: not recorded",
+			    g_kinds[i].dump ? "cuptiActivityEnableAndDump" : "cuptiActivityEnable",
+			    g_kinds[i].name, result_name(r));
+	return g_enabled[i];
+}
+
+/* The kinds wanted (the per-call ones only with `calls`); returns how many are on. */
+static size_t enable_kinds(int calls)
+{
+	size_t on = 0;
+
+	g_calls_on = calls;
+	for (size_t i = 0; i < N_KINDS; i++)
+		on += (!g_kinds[i].per_call || calls) && enable_kind(i);
+	return on;
+}
+
+/* The kinds on, " kernel device" and so on, for the ACTIVE status and the debug log. */
+static void describe_kinds(char *list, size_t list_len)
+{
+	size_t used = 0;
 
 	list[0] = '\0';
 	for (size_t i = 0; i < N_KINDS; i++) {
-		CUptiResult r = g_kinds[i].dump ? cuptiActivityEnableAndDump(g_kinds[i].kind)
-						: cuptiActivityEnable(g_kinds[i].kind);
-
-		g_enabled[i] = r == CUPTI_SUCCESS;
-		if (r != CUPTI_SUCCESS) {
-			status_emit(
-			    GS_BRIDGE_CUPTI_ERROR, (int)r, "%s(%s) failed: %s: not recorded",
-			    g_kinds[i].dump ? "cuptiActivityEnableAndDump" : "cuptiActivityEnable",
-			    g_kinds[i].name, result_name(r));
+		if (!g_enabled[i])
 			continue;
-		}
-		on++;
 		used += (size_t)snprintf(list + used, list_len - used, " %s", g_kinds[i].name);
 		if (used >= list_len)
 			used = list_len - 1;
 	}
-	return on;
 }
 
 static enum activity_start_result fail(const char *call, CUptiResult r)
@@ -176,11 +199,13 @@ enum activity_start_result activity_start(void)
 		return fail("cuptiGetTimestamp", r);
 	g_floor = floor;
 	g_accept = 1;
-	if (!enable_kinds(list, sizeof(list))) {
+	memset(g_refused, 0, sizeof(g_refused));
+	if (!enable_kinds(usdt_call_records())) {
 		g_accept = 0;
 		return fail("cuptiActivityEnable", CUPTI_ERROR_NOT_SUPPORTED);
 	}
-	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
+	describe_kinds(list, sizeof(list));
+	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s%s", list, g_calls_on ? "; NVTX" : "");
 	/* before the log line: gpuspy waits for a flush only from bridges it heard this from,
 	 * and a script that waits for the line must find gpuspy knowing */
 	batch_send();
@@ -219,6 +244,36 @@ void activity_set_kernels(int on)
 	debug_log("pid %d: kernels %s", (int)getpid(), on ? "on" : "paused");
 }
 
+/* What a live view does not show costs nothing while only live views watch: the per-call
+ * kinds follow gpuspy:call_records. A call made while they were off has no record, which is
+ * what a recorder that attached later expects (it records from its attach). */
+void activity_set_calls(int on)
+{
+	if (on == g_calls_on)
+		return;
+	for (size_t i = 0; i < N_KINDS; i++) {
+		if (!g_kinds[i].per_call)
+			continue;
+		if (on) {
+			enable_kind(i);
+		} else if (g_enabled[i]) {
+			cuptiActivityDisable(g_kinds[i].kind);
+			g_enabled[i] = 0;
+		}
+	}
+	g_calls_on = on;
+	debug_log("pid %d: call records %s", (int)getpid(), on ? "on" : "off");
+	if (on) {
+		char list[128];
+
+		/* a recorder that came while a live view kept the session open learns here that
+		 * this bridge records, and so waits for its flush at the end */
+		describe_kinds(list, sizeof(list));
+		status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
+		batch_send();
+	}
+}
+
 /* Disabled before the forced flush, so nothing launched after the recorder left slips in
  * between and nothing stays queued in CUPTI for the next recorder. */
 void activity_stop(void)
@@ -228,6 +283,7 @@ void activity_stop(void)
 			cuptiActivityDisable(g_kinds[i].kind);
 	memset(g_enabled, 0, sizeof(g_enabled));
 	g_kernels_paused = 0;
+	g_calls_on = 0;
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	g_accept = 0;
 	cuptiUnsubscribe(g_sub);

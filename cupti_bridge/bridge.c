@@ -22,6 +22,10 @@
  *   gpuspy then knows which intervals were windows without reading the bridge's clock. It is
  *   read at every poll without the two-poll wait: nothing is fired through it. Detaching
  *   gpuspy drops it with the gate, so a paused bridge never outlives its recorder.
+ * - gpuspy:call_records' semaphore: raised by `record` before it opens the gate, never by the
+ *   live views. While it is down, the records made per CUDA call (API, synchronisation,
+ *   overhead, copies, memsets) and NVTX ranges are off: top and serve show kernels and GPU
+ *   busy and count calls and bytes with uprobes. Read at every poll, as kernels_paused.
  * - Flush semaphore 0 -> >0: everything is delivered, a GS_BRIDGE_FLUSHED status ends the
  *   last batch, and gpuspy:flushed fires with that batch's sequence number. It re-arms only
  *   when the semaphore went back to 0.
@@ -61,6 +65,7 @@ static struct {
 	int flush_armed;	   /* the flush semaphore was 0 since the last flush */
 	int gate_seen, flush_seen; /* consecutive polls that saw each semaphore raised */
 	int stopped;		   /* exiting, or a forked child: the bridge stays off */
+	int calls;		   /* per-call records and NVTX on (gpuspy:call_records) */
 	int exit_after_cupti;	   /* at_exit registered again once CUPTI was initialised */
 	uint64_t session;
 	uint64_t next_flush, next_calibrate, next_forced_flush;
@@ -96,15 +101,33 @@ static void open_session(uint64_t now)
 	g.gate = 1;
 	g.session++;
 	g.next_flush = now + FLUSH_NS;
-	nvtx_open(g.session);
+	g.calls = usdt_call_records();
+	if (g.calls)
+		nvtx_open(g.session);
 	if (!g.cuda) {
 		status_emit(GS_BRIDGE_ACTIVE, 0, "NVTX only: CUDA not initialised (yet)");
 		batch_send();
 	}
 }
 
+/* A recorder came or went while the session stays open (another recorder or a live view
+ * keeps the gate up): the per-call records and NVTX follow. */
+static void follow_calls(int calls)
+{
+	if (calls == g.calls)
+		return;
+	g.calls = calls;
+	if (calls)
+		nvtx_open(++g.session); /* ranges open before are not this recorder's */
+	else
+		nvtx_close();
+	if (g.cupti == CUPTI_ON)
+		activity_set_calls(calls);
+}
+
 static void close_session(void)
 {
+	g.calls = 0;
 	nvtx_close();
 	if (g.cupti == CUPTI_ON)
 		activity_stop();
@@ -174,6 +197,8 @@ static void step(int trusted)
 		open_session(now);
 	if (g.gate && g.cuda && g.cupti == CUPTI_OFF)
 		start_cupti(now);
+	if (g.gate)
+		follow_calls(usdt_call_records());
 	if (g.cupti == CUPTI_ON)
 		activity_set_kernels(!usdt_kernels_paused());
 	flush_req = raised(usdt_flush_requested(), &g.flush_seen, trusted);

@@ -46,6 +46,9 @@ int usdt_flush_requested(void);
 /* gpuspy:kernels_paused is attached: a live view samples kernels and this is not a window. */
 int usdt_kernels_paused(void);
 void usdt_kernels_paused_site(void);
+/* gpuspy:call_records is attached: a recorder (not only live views) wants per-call records. */
+int usdt_call_records(void);
+void usdt_call_records_site(void);
 void usdt_fire_records(const void *batch, size_t len);
 void usdt_fire_flushed(unsigned long generation);
 
@@ -86,6 +89,8 @@ void activity_flush(int forced);
 /* Kernel records on or off (CONCURRENT_KERNEL), the other kinds untouched; only while
  * started. */
 void activity_set_kernels(int on);
+/* The per-call kinds (API, synchronisation, overhead, copies, memsets) on or off. */
+void activity_set_calls(int on);
 void activity_stop(void);
 
 /* convert.c: one CUPTI record into the batch, unless `keep` is 0 or it began before

@@ -9,6 +9,10 @@
  *   gpuspy:flushed(generation)   attached = deliver everything now, then fire this once
  *   gpuspy:kernels_paused()      attached = no kernel records for now (a live view's
  *                                --gpu-sample duty cycle, between its windows); never fired
+ *   gpuspy:call_records()        attached = a recorder wants the records made per CUDA call
+ *                                (API, synchronisation, overhead, copies, memsets) and NVTX
+ *                                ranges; without it only kernels and devices are recorded, all
+ *                                that the live views (top, serve) show. Never fired
  * Each probe has exactly one call site (these noinline functions): with several sites the
  * kernel would count the semaphore once per site, and a recorder would pay for each.
  */
@@ -42,6 +46,8 @@ __extension__ BRIDGE_EXPORT unsigned short gpuspy_records_semaphore
 __extension__ BRIDGE_EXPORT unsigned short gpuspy_flush_semaphore
     __attribute__((unused, section(".probes")));
 __extension__ BRIDGE_EXPORT unsigned short gpuspy_kernels_paused_semaphore
+    __attribute__((unused, section(".probes")));
+__extension__ BRIDGE_EXPORT unsigned short gpuspy_call_records_semaphore
     __attribute__((unused, section(".probes")));
 
 int usdt_recorder_attached(void)
@@ -165,6 +171,11 @@ int usdt_kernels_paused(void)
 	return __atomic_load_n(&gpuspy_kernels_paused_semaphore, __ATOMIC_RELAXED) != 0;
 }
 
+int usdt_call_records(void)
+{
+	return __atomic_load_n(&gpuspy_call_records_semaphore, __ATOMIC_RELAXED) != 0;
+}
+
 __attribute__((noinline)) void usdt_fire_records(const void *batch, size_t len)
 {
 	DTRACE_PROBE2(gpuspy, records, batch, len);
@@ -180,4 +191,10 @@ __attribute__((noinline)) void usdt_fire_flushed(unsigned long generation)
 __attribute__((noinline, used)) void usdt_kernels_paused_site(void)
 {
 	DTRACE_PROBE(gpuspy, kernels_paused);
+}
+
+/* The same: only its semaphore is used. */
+__attribute__((noinline, used)) void usdt_call_records_site(void)
+{
+	DTRACE_PROBE(gpuspy, call_records);
 }

@@ -47,6 +47,15 @@ start_loop() {
 	wait_for_file "$WORK/loop.ready"
 }
 
+# Starts serve -p LOOP_PID with OPTIONS on a free port (PORT) and waits until it collects.
+start_serve() { # [OPTIONS...]
+	port=$(prom_free_port)
+	"$GPUSPY" serve --listen "127.0.0.1:$port" -p "$LOOP_PID" "$@" \
+		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
+	PIDS+=($!)
+	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+}
+
 # Runs the workload for RUN_MS and waits for it (up to a minute); prints its launch count.
 run_load() {
 	local i before
@@ -114,11 +123,7 @@ ratio_in() { # A B LO HI
 @test "serve --gpu-sample 1s/3s: busy seconds estimated near the truth and labelled sampled, launches exact" {
 	needs_gpu_stack
 	start_loop
-	port=$(prom_free_port)
-	"$GPUSPY" serve --listen "127.0.0.1:$port" -p "$LOOP_PID" --gpu-sample 1s/3s \
-		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
-	PIDS+=($!)
-	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+	start_serve --gpu-sample 1s/3s
 	n=$(run_load)
 	[ "$n" -ge 300 ]
 	# a whole period more, so the last window's records are in
@@ -143,11 +148,7 @@ ratio_in() { # A B LO HI
 @test "serve without --gpu-sample: GPU figures exact and unlabelled, the ratio 1; off: no kernels, the ratio 0" {
 	needs_gpu_stack
 	start_loop
-	port=$(prom_free_port)
-	"$GPUSPY" serve --listen "127.0.0.1:$port" -p "$LOOP_PID" \
-		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
-	PIDS+=($!)
-	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+	start_serve
 	# the bridge turns CUPTI on at one of its polls after the attach: every kernel from then on
 	wait_for_line "$WORK/bridge.log" "activity on"
 	RUN_MS=2000
@@ -162,11 +163,7 @@ ratio_in() { # A B LO HI
 	! grep -q "kernels paused" "$WORK/bridge.log" || false
 	kill "${PIDS[-1]}"
 	wait "${PIDS[-1]}" || true
-	port=$(prom_free_port)
-	"$GPUSPY" serve --listen "127.0.0.1:$port" -p "$LOOP_PID" --gpu-sample off \
-		> "$WORK/serve.out" 2> "$WORK/serve.err" 3>&- &
-	PIDS+=($!)
-	wait_for_line "$WORK/serve.err" "gpuspy: collecting from"
+	start_serve --gpu-sample off
 	m=$(run_load)
 	sleep 2
 	curl -sf "http://127.0.0.1:$port/metrics" > "$WORK/metrics"
@@ -174,4 +171,36 @@ ratio_in() { # A B LO HI
 	! grep -q "^gpuspy_process_gpu_kernels_total{.*$sel.* [1-9]" "$WORK/metrics" || false
 	launches=$(grep "^gpuspy_process_cuda_launches_total{.*$sel" "$WORK/metrics")
 	[ "${launches##* }" -eq "$m" ]
+}
+
+@test "live views ask the bridge for kernel records alone; a record attached meanwhile gets the per-call records, until it leaves" {
+	needs_gpu_stack
+	start_loop
+	start_serve
+	wait_for_line "$WORK/bridge.log" "activity on"
+	# kernels and devices only: no API, synchronisation, overhead, copy or memset records
+	grep "activity on" "$WORK/bridge.log" >&2
+	grep -q "activity on: kernel device$" "$WORK/bridge.log"
+	RUN_MS=1000
+	n=$(run_load)
+	sleep 2
+	curl -sf "http://127.0.0.1:$port/metrics" > "$WORK/metrics"
+	kernels=$(grep "^gpuspy_process_gpu_kernels_total{.*pid=\"$LOOP_PID\"" "$WORK/metrics")
+	[ "${kernels##* }" -eq "$n" ]
+	# record attaches while serve keeps the bridge's session open: it asks for the rest
+	"$GPUSPY" record -f -o "$WORK/r.gpuspy" -p "$LOOP_PID" > /dev/null 2> "$WORK/rec.err" 3>&- &
+	rec=$!
+	PIDS+=("$rec")
+	wait_for_line "$WORK/bridge.log" "call records on"
+	m=$(run_load)
+	kill -INT "$rec"
+	wait "$rec"
+	# each of its kernels is joined to its launch through CUPTI's API record
+	run -0 "$GPUSPY" report "$WORK/r.gpuspy" --report gpu_unmatched
+	[[ "$output" == *"gpu unmatched: 0 gpu records without api record, 0 api records without uprobe span, 0 launches without gpu record"* ]]
+	"$GPUSPY" report "$WORK/r.gpuspy" --report cuda_gpu_kern_sum --format json |
+		jq -e --argjson m "$m" '.[] | select(.mangled == "_Z11spin_kernelx") | .instances == $m'
+	# record gone, serve still there: back to kernels alone
+	wait_for_line "$WORK/bridge.log" "call records off"
+	kill -0 "${PIDS[-2]}"
 }

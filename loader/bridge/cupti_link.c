@@ -50,13 +50,15 @@ struct bridge_target {
 	uint64_t file_key;
 	struct probe_link records; /* gpuspy:records, which turns the bridge on */
 	struct probe_link paused;  /* gpuspy:kernels_paused, between --gpu-sample windows */
+	struct probe_link calls;   /* gpuspy:call_records, record's (not the live views') */
 };
 
 /* The probe sites of one bridge file. */
 struct bridge_site {
 	struct usdt_site records, flushed;
-	/* gpuspy:kernels_paused, where the file has it: only its semaphore is used */
-	struct usdt_site paused;
+	/* gpuspy:kernels_paused and gpuspy:call_records, where the file has them: only their
+	 * semaphores are used */
+	struct usdt_site paused, calls;
 };
 
 /*
@@ -96,6 +98,7 @@ struct cupti_link {
 	size_t nprocs, procs_cap;
 	struct key_index ix_procs;
 	bool kernels_paused;	   /* cupti_link_pause_kernels() */
+	bool live;		   /* cupti_link_set_live(): no per-call records asked for */
 	struct bridge_site *sites; /* per bridge file */
 	size_t nsites, sites_cap;
 	struct key_index ix_sites; /* file key -> sites[] */
@@ -228,9 +231,9 @@ static struct bpf_link *attach_usdt(struct cupti_link *cl, struct bpf_program *p
 static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *path,
 					     uint64_t file_key)
 {
-	static const char *const names[] = {"records", "flushed", "kernels_paused"};
+	static const char *const names[] = {"records", "flushed", "kernels_paused", "call_records"};
 	struct bridge_site *site;
-	struct usdt_site found[3];
+	struct usdt_site found[4];
 	size_t i;
 
 	if (key_index_find(&cl->ix_sites, file_key, 0, &i))
@@ -238,10 +241,11 @@ static const struct bridge_site *bridge_site(struct cupti_link *cl, const char *
 	site = array_grow((void **)&cl->sites, &cl->nsites, &cl->sites_cap, sizeof(*site));
 	if (!site || key_index_put(&cl->ix_sites, file_key, 0, cl->nsites - 1))
 		return NULL;
-	usdt_sites_find(path, "gpuspy", names, found, 3);
+	usdt_sites_find(path, "gpuspy", names, found, 4);
 	site->records = found[0];
 	site->flushed = found[1];
 	site->paused = found[2];
+	site->calls = found[3];
 	return site;
 }
 
@@ -368,6 +372,26 @@ static void pause_target(struct cupti_link *cl, struct bridge_target *t, bool pa
 			 strerror(errno));
 }
 
+/* record's gpuspy:call_records in one target, before its gate opens, so the bridge starts
+ * with its per-call records on. A bridge built before the probe existed records them anyway. */
+static void want_calls(struct cupti_link *cl, struct bridge_target *t)
+{
+	const struct bridge_site *site = bridge_site(cl, t->path, t->file_key);
+
+	t->calls = (struct probe_link){.fd = -1};
+	if (cl->live || !site || !site->calls.found)
+		return;
+	t->calls = semaphore_probe(cl, &site->calls, t->pid, t->path, "gpuspy", "call_records");
+	if (!t->calls.link && t->calls.fd < 0)
+		gs_warn("cannot ask the CUPTI bridge %s for its CUDA API records: %s", t->path,
+			strerror(errno));
+}
+
+void cupti_link_set_live(struct cupti_link *cl)
+{
+	cl->live = true;
+}
+
 void cupti_link_pause_kernels(struct cupti_link *cl, bool paused)
 {
 	if (!cl || cl->kernels_paused == paused)
@@ -396,10 +420,12 @@ int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t fil
 		return -ENOMEM;
 	/* paused before the gate opens, so a new bridge starts outside the window too */
 	pause_target(cl, t, cl->kernels_paused);
+	want_calls(cl, t);
 	err = attach_records(cl, t, file_key);
 	if (err) {
 		gs_warn("cannot attach to the CUPTI bridge %s: %s", host_path, strerror(-err));
 		reap_later(&cl->reaper, t->paused);
+		reap_later(&cl->reaper, t->calls);
 		free(t->path);
 		cl->ntargets--;
 	}
@@ -567,6 +593,7 @@ void cupti_link_forget(struct cupti_link *cl, const struct pid_list *dead)
 		if (t->pid > 0 && pid_list_has(dead, (uint32_t)t->pid)) {
 			reap_later(&cl->reaper, t->records);
 			reap_later(&cl->reaper, t->paused);
+			reap_later(&cl->reaper, t->calls);
 			free(t->path);
 			continue;
 		}
@@ -616,9 +643,10 @@ void cupti_link_detach(struct cupti_link *cl, struct link_batch *batch)
 	/* the probes of processes that exited, queued before */
 	reaper_stop(&cl->reaper);
 	for (size_t i = 0; i < cl->ntargets; i++) {
-		struct probe_link *probes[] = {&cl->targets[i].records, &cl->targets[i].paused};
+		struct probe_link *probes[] = {&cl->targets[i].records, &cl->targets[i].paused,
+					       &cl->targets[i].calls};
 
-		for (size_t k = 0; k < 2; k++) {
+		for (size_t k = 0; k < 3; k++) {
 			batch_probe(batch, &cl->reaper, *probes[k]);
 			*probes[k] = (struct probe_link){.fd = -1};
 		}

@@ -32,6 +32,10 @@ bool cupti_link_is_bridge(const char *host_path);
  * in process `pid` only, so other processes that map the same bridge stay untouched, or in
  * every process (-1, for -a). Once per (file, pid). 0 or -errno. */
 int cupti_link_attach(struct cupti_link *cl, const char *host_path, uint64_t file_key, pid_t pid);
+/* For a live view (top, serve): the bridges attached from now on are not asked for their
+ * per-call records (gpuspy:call_records: CUDA API, synchronisation, overhead, copy and memset
+ * records, NVTX ranges), which the views do not show; only kernels and devices. */
+void cupti_link_set_live(struct cupti_link *cl);
 /* Pauses the bridges' kernel records (gpuspy:kernels_paused's semaphore), in every bridge
  * attached now and later, or lets them go on: a live view's --gpu-sample duty cycle. */
 void cupti_link_pause_kernels(struct cupti_link *cl, bool paused);

@@ -551,6 +551,8 @@ static int start_session(struct recorder *r)
 			gs_error("cannot set up the CUPTI bridge link: out of memory");
 			return GS_EXIT_FAILURE;
 		}
+		if (o->live)
+			cupti_link_set_live(r->cupti);
 		cuda_probes_use_bridge(r->cuda, r->cupti, o->trace_all);
 	}
 	if (bpf_session_ops(r->session) &&
