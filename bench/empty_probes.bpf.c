@@ -113,6 +113,23 @@ int empty_sys_exit(void *ctx)
 	return 0;
 }
 
+/* A filter floor (empty_probes --filter --syscalls): each program asks which process it runs
+ * in, the least any tracer that traces some processes and not others does on every syscall of
+ * every process. No process is the one asked for (tgid 0 never makes syscalls). */
+const volatile __u32 filter_tgid = 0;
+
+SEC("tp_btf/sys_enter")
+int filter_sys_enter(void *ctx)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == filter_tgid;
+}
+
+SEC("tp_btf/sys_exit")
+int filter_sys_exit(void *ctx)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == filter_tgid;
+}
+
 SEC("tp_btf/sys_enter")
 int timer_sys_enter(void *ctx)
 {

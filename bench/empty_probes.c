@@ -14,6 +14,8 @@
  *   empty_probes [-v] --sched           tp_btf sched_switch: the context switch floor
  * With --count --syscalls, sys_enter alone counts each call per (process, thread, syscall) in a
  * hash map, and nothing is attached to sys_exit: exact counts without durations.
+ * With --filter --syscalls, sys_enter and sys_exit each only ask which process they run in (one
+ * helper call): what any tracer of some processes pays on every syscall of the others.
  * With --timer (any mode) the programs time each call, as little as that can be done: a clock
  * read at both ends, the start kept in the thread's task storage, a per-thread total. What a
  * tracer of exact per-call durations pays at the least.
@@ -54,10 +56,14 @@ struct floor_progs {
 	struct bpf_program *entry, *ret, *session, *sys_enter, *sys_exit, *sched_switch;
 };
 
-static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer, bool count)
+static struct floor_progs floor_programs(struct empty_probes_bpf *skel, bool timer, bool count,
+					 bool filter)
 {
 	if (count)
 		return (struct floor_progs){.sys_enter = skel->progs.count_sys_enter};
+	if (filter)
+		return (struct floor_progs){.sys_enter = skel->progs.filter_sys_enter,
+					    .sys_exit = skel->progs.filter_sys_exit};
 	if (timer)
 		return (struct floor_progs){
 		    skel->progs.timer_entry,	skel->progs.timer_return,
@@ -177,7 +183,7 @@ enum mode { MODE_CUDA, MODE_OPS, MODE_SYSCALLS, MODE_SCHED };
 
 #define USAGE                                                                                      \
 	"usage: empty_probes [-v] [--timer] [--ops|--launch] LIB [LIB...] | [-v] [--timer] "       \
-	"[--count] --syscalls | "                                                                  \
+	"[--count|--filter] --syscalls | "                                                         \
 	"[-v] [--timer] --sched"
 
 /* Only the mode's programs of this run are loaded: the others would need their attach types
@@ -243,10 +249,15 @@ static int attach_tracepoints(const struct floor_progs *p, enum mode mode, struc
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"ops", no_argument, NULL, 'o'},   {"syscalls", no_argument, NULL, 's'},
-	    {"sched", no_argument, NULL, 'S'}, {"verbose", no_argument, NULL, 'v'},
-	    {"timer", no_argument, NULL, 't'}, {"launch", no_argument, NULL, 'l'},
-	    {"count", no_argument, NULL, 'c'}, {NULL, 0, NULL, 0},
+	    {"ops", no_argument, NULL, 'o'},
+	    {"syscalls", no_argument, NULL, 's'},
+	    {"sched", no_argument, NULL, 'S'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"timer", no_argument, NULL, 't'},
+	    {"launch", no_argument, NULL, 'l'},
+	    {"count", no_argument, NULL, 'c'},
+	    {"filter", no_argument, NULL, 'f'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct floor_progs progs;
@@ -257,7 +268,7 @@ int main(int argc, char **argv)
 	size_t nfds = 0, nlinks = 0, nprobes = 0, i;
 	enum mode mode = MODE_CUDA;
 	int opt, lib, err = 0;
-	bool tracepoints, timer = false, count = false;
+	bool tracepoints, timer = false, count = false, filter = false;
 
 	while ((opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -282,13 +293,17 @@ int main(int argc, char **argv)
 		case 'c':
 			count = true;
 			break;
+		case 'f':
+			filter = true;
+			break;
 		default:
 			error(USAGE);
 			return 1;
 		}
 	}
 	tracepoints = mode == MODE_SYSCALLS || mode == MODE_SCHED;
-	if (tracepoints != (optind >= argc) || (count && (mode != MODE_SYSCALLS || timer))) {
+	if (tracepoints != (optind >= argc) ||
+	    ((count || filter) && (mode != MODE_SYSCALLS || timer || (count && filter)))) {
 		error(USAGE);
 		return 1;
 	}
@@ -314,7 +329,7 @@ int main(int argc, char **argv)
 		error("cannot open the BPF programs: %s", strerror(-err));
 		goto cleanup;
 	}
-	progs = floor_programs(skel, timer, count);
+	progs = floor_programs(skel, timer, count, filter);
 	select_programs(skel, &progs, mode);
 	err = empty_probes_bpf__load(skel);
 	if (err) {

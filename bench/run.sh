@@ -246,6 +246,9 @@ sys_round() {
 	floor_start --timer --syscalls
 	sk=$(run_field ns_per_syscall "$sb" "$iters")
 	floor_stop
+	floor_start --filter --syscalls
+	sff=$(run_field ns_per_syscall "$sb" "$iters")
+	floor_stop
 	st=$(run_field ns_per_syscall "$gpuspy" record -q -f -o "$work/t.gpuspy" -- "$sb" "$iters")
 	rec_start "$work/o.gpuspy" "$sleeper"
 	su=$(run_field ns_per_syscall "$sb" "$iters")
@@ -256,7 +259,7 @@ if want syscall; then
 	sb=$build/bench/syscall_bench
 	sleep 100000 &
 	sleeper=$!
-	rounds syscall "$repeats" sys_round sp sf sk st su
+	rounds syscall "$repeats" sys_round sp sf sk sff st su
 	kill "$sleeper" 2> /dev/null || true
 	wait "$sleeper" 2> /dev/null || true
 	sleeper=
@@ -264,7 +267,7 @@ if want syscall; then
 		"$(sub "$best_st" "$best_sp")" 2 "$(sub "$best_sk" "$best_sp")"
 	row "syscall of an untraced process while recording another" ns/syscall "$best_sp" \
 		"$(sub "$best_sf" "$best_sp")" "$(sub "$best_su" "$best_sp")" 1.2 -
-	echo "syscall (ns/syscall): untraced $best_sp, floor $best_sf, timer floor $best_sk, gpuspy traced $best_st, untraced while gpuspy records another $best_su" >> "$notes"
+	echo "syscall (ns/syscall): untraced $best_sp, floor $best_sf, timer floor $best_sk, gpuspy traced $best_st, untraced while gpuspy records another $best_su; filter floor (the same empty programs asking which process they run in, what any per-process tracer pays on others' syscalls) $best_sff, $(echo "$best_sff $best_sf $best_sp" | awk '{ printf "%.2f", ($1 - $3) / ($2 - $3) }')x the floor's added" >> "$notes"
 fi
 
 # --- context switch ----------------------------------------------------------------------

@@ -437,13 +437,13 @@ int BPF_PROG(osrt_sys_exit, struct pt_regs *regs, long ret)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct gs_syscall_inflight *in;
 
-	/* the uretprobe trampoline's syscall: one per probed CUDA call, skipped before any lookup
-	 */
-	if (regs->orig_ax == __NR_uretprobe_x86_64)
-		return 0;
 	/* Untraced processes leave here, at the cost of a bit test. A process's bit is cleared
 	 * only once its last thread has exited, so no traced call is still in flight then. */
 	if (follow && !trace_all && !tgid_traced(tgid))
+		return 0;
+	/* the uretprobe trampoline's syscall: one per probed CUDA call, skipped before any lookup
+	 */
+	if (regs->orig_ax == __NR_uretprobe_x86_64)
 		return 0;
 	in = bpf_task_storage_get(&inflight_by_task, bpf_get_current_task_btf(), 0, 0);
 	if (!in || in->nr < 0)

@@ -60,16 +60,21 @@ row_cells() { # PREFIX
 	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ]
 }
 
-@test "empty_probes: --timer attaches the same programs, and a bad mode is one usage line" {
-	"$BUILD/bench/empty_probes" --timer --syscalls 2> "$WORK/err" &
-	pid=$!
-	wait_for_line "$WORK/err" "attached 2 probes"
-	kill -TERM "$pid"
-	wait "$pid"
-	run "$BUILD/bench/empty_probes" --timer
-	[ "$status" -eq 1 ]
-	[ "${#lines[@]}" -eq 1 ]
-	[[ "$output" == *"usage: empty_probes"*"--timer"* ]]
+@test "empty_probes: --timer and --filter attach the same programs, and a bad mode is one usage line" {
+	for mode in --timer --filter; do
+		"$BUILD/bench/empty_probes" "$mode" --syscalls 2> "$WORK/err" &
+		pid=$!
+		wait_for_line "$WORK/err" "attached 2 probes"
+		kill -TERM "$pid"
+		wait "$pid"
+	done
+	for bad in --timer "--filter --count --syscalls" "--filter --sched"; do
+		# shellcheck disable=SC2086 # the options, one word each
+		run "$BUILD/bench/empty_probes" $bad
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *"usage: empty_probes"*"--timer"*"--filter"* ]]
+	done
 }
 
 @test "serve_cost: serve's CPU share quiet, host-wide and under CUDA process churn, with RSS, in one table" {
