@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	    {"launch", no_argument, NULL, 'l'},
 	    {"count", no_argument, NULL, 'c'},
 	    {"filter", no_argument, NULL, 'f'},
-	    {NULL, 0, NULL, 0},
+	    {NULL, 0, NULL, 0}, /* end */
 	};
 	struct empty_probes_bpf *skel = NULL;
 	struct floor_progs progs;

@@ -183,6 +183,36 @@ start_gpuspy() { # ARGS...
 		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
 }
 
+@test "a hold someone else ends first (another gpuspy's SIGCONT) while gpuspy is busy is counted as not held, with a warning" {
+	start_loop -- "$TGT/dlopen_host" "$WORK/ready" "$TGT/libdlkernels.so" 3
+	start_gpuspy -p "$TARGET_PID"
+	wait_for_line "$WORK/g.err" "recording 1 process"
+	kill -STOP "$GPUSPY_PID"
+	echo go >&4
+	for _ in $(seq 100); do
+		[ "$(state_of "$TARGET_PID")" = T ] && break
+		sleep 0.05
+	done
+	[ "$(state_of "$TARGET_PID")" = T ]
+	# what a second gpuspy holding the same loads does when it is done first: the target's
+	# later loads are held too, and resumed the same way, long before the watchdog's 10 s
+	for _ in $(seq 300); do
+		[ -e "$WORK/status" ] && break
+		kill -CONT "$TARGET_PID" 2> /dev/null || true
+		sleep 0.1
+	done
+	[ "$(cat "$WORK/status")" -eq 0 ]
+	grep -q '^DONE ok$' "$WORK/out"
+	TARGET_PID=
+	kill -CONT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	grep -q "was resumed by another process (another gpuspy?) or ended while its new libraries were probed" "$WORK/g.err"
+	! grep -q "resumed by the watchdog" "$WORK/g.err" || false
+	"$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
+		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
+}
+
 # Starts cuda_loop, which then sandboxes itself with a filter answering openat with ACTION, and
 # records it with -p for a second.
 record_sandboxed() { # kill|trap

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,8 +450,6 @@ void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid)
 
 	if (err < 0 && err != -ENOENT)
 		gs_warn("cannot probe new libraries of pid %d: %s", pid, strerror(-err));
-	/* resume it whatever happened: BPF stopped it only for this */
-	kill(pid, SIGCONT);
 }
 
 void cuda_probes_set_live(struct cuda_probes *cp)

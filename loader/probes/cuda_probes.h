@@ -5,7 +5,7 @@
  * the CUDA component's uprobes to them: once per (device, inode), for every process that maps
  * the file, since BPF filters by the traced set. Also watches each process's ld.so, so a CUDA
  * library that is loaded later is probed before its code runs (bpf/cuda.bpf.c holds the
- * process; cuda_probes_libs_changed() probes and resumes it).
+ * process; cuda_probes_libs_changed() probes, and the recorder resumes it).
  */
 #ifndef GPUSPY_CUDA_PROBES_H
 #define GPUSPY_CUDA_PROBES_H
@@ -31,7 +31,8 @@ int cuda_probes_new(struct cuda_bpf *skel, struct trace_writer *w, bool quiet,
 int cuda_probes_scan(struct cuda_probes *cp, pid_t pid);
 /* Watches the ld.so of `pid` only (gpuspy's own: the one a launched command will use). */
 int cuda_probes_watch_ldso(struct cuda_probes *cp, pid_t pid);
-/* ld.so has mapped new objects in `pid`, which BPF stopped: probe them, then resume it. */
+/* ld.so has mapped new objects in `pid`, which BPF stopped: probe them (the caller resumes
+ * it, whatever happened). */
 void cuda_probes_libs_changed(struct cuda_probes *cp, pid_t pid);
 /* The live views' probe set for libraries probed from now on (cuda_probes.c says what it is):
  * launches are only counted, in a BPF map that cuda_probes_read_launches() reads. */

@@ -17,6 +17,7 @@
 #include "loader/probes/op_symbols.h"
 #include "loader/proc/elf_symbols.h"
 #include "loader/proc/proc_maps.h"
+#include "loader/session/hold_watchdog.h"
 #include "loader/session/link_batch.h"
 #include "loader/session/unwind_fix.h"
 #include "loader/session/uprobe_multi.h"
@@ -423,7 +424,9 @@ void op_probes_detach_unwinders(struct op_probes *op, struct link_batch *batch)
 void op_probes_unwind(struct op_probes *op, const struct gs_hdr *rec)
 {
 	const struct gs_op_unwind *u = (const void *)rec;
-	unsigned fixed = rec->size >= sizeof(*u) ? unwind_fix(u) : 0;
+	/* never written into a process that runs: another gpuspy that held the same throw
+	 * resumed it once it had put the same addresses back, and the stack has moved on */
+	unsigned fixed = rec->size >= sizeof(*u) && hold_watchdog_stopped(rec) ? unwind_fix(u) : 0;
 
 	(void)op;
 	/* resume it whatever happened: BPF stopped it only for this */

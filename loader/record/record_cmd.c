@@ -90,13 +90,27 @@ static void hold_cut_short(struct recorder *r, const struct gs_hdr *rec)
 		gs_warn("pid %u was held longer than %llu s and resumed by the watchdog before its "
 			"new libraries were probed",
 			rec->pid, GS_HOLD_MAX_NS / 1000000000ull);
-	if (rec->type == GS_REC_LIBS_CHANGED)
+	if (rec->type == GS_REC_LIBS_CHANGED) {
 		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
+		kill((pid_t)rec->pid, SIGCONT);
+	}
+}
+
+/* Someone else resumed a held process while the loader probed what it loaded: another gpuspy
+ * whose hold of the same load ended first, most likely. It ran unprobed meanwhile, as above. */
+static void hold_resumed_elsewhere(struct recorder *r, const struct gs_hdr *rec)
+{
+	r->holds_cut_short++;
+	if (!r->opts.quiet)
+		gs_warn("pid %u was resumed by another process (another gpuspy?) or ended while "
+			"its new libraries were probed: calls it made meanwhile may be missing",
+			rec->pid);
 }
 
 /* CUDA records: names compacted, launches of unnamed stubs named, held processes probed. */
 static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 {
+	bool stopped;
 	int err;
 
 	switch (rec->type) {
@@ -112,8 +126,13 @@ static int on_cuda_record(struct recorder *r, const struct gs_hdr *rec)
 			gs_warn("cannot probe the operators of pid %u: %s", rec->pid,
 				strerror(-err));
 		cuda_probes_libs_changed(r->cuda, (pid_t)rec->pid);
+		stopped = hold_watchdog_stopped(rec);
+		/* resume it whatever happened: BPF stopped it only for this */
+		kill((pid_t)rec->pid, SIGCONT);
 		if (!hold_watchdog_done(bpf_session_held_fd(r->session), rec))
 			hold_cut_short(r, rec);
+		else if (!stopped)
+			hold_resumed_elsewhere(r, rec);
 		return 0;
 	case GS_REC_CUDA_NAME:
 		return cuda_names_from_bpf(r->cuda_names, r->writer, (const void *)rec);

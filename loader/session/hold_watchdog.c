@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "loader/proc/procfs.h"
 #include "loader/session/hold_watchdog.h"
 #include "loader/session/unwind_fix.h"
 
@@ -44,6 +45,33 @@ bool hold_watchdog_holding(int held_fd, const struct gs_hdr *rec)
 	return held_fd < 0 || !bpf_map_lookup_elem(held_fd, &k, &v);
 }
 
+/* The process is stopped (or traced-stopped), or the SIGSTOP BPF sent its thread is still
+ * pending: that thread is on its way back to user space, where the stop takes effect. */
+static bool stop_in_effect(const struct gs_hdr *rec)
+{
+	const unsigned long long stop_bit = 1ull << (SIGSTOP - 1);
+	char dir[48], state[32];
+
+	snprintf(dir, sizeof(dir), "%u", rec->pid);
+	if (procfs_status_text(dir, "State", state, sizeof(state)) &&
+	    (state[0] == 'T' || state[0] == 't'))
+		return true;
+	snprintf(dir, sizeof(dir), "%u/task/%u", rec->pid, rec->tid);
+	return ((procfs_status_field(dir, "SigPnd", 16) | procfs_status_field(dir, "ShdPnd", 16)) &
+		stop_bit) != 0;
+}
+
+bool hold_watchdog_stopped(const struct gs_hdr *rec)
+{
+	/* between taking the SIGSTOP and the group stop neither shows: look once more */
+	const struct timespec settle = {0, 1000000};
+
+	if (stop_in_effect(rec))
+		return true;
+	nanosleep(&settle, NULL);
+	return stop_in_effect(rec);
+}
+
 bool hold_watchdog_done(int held_fd, const struct gs_hdr *rec)
 {
 	struct gs_hold_key k;
@@ -73,7 +101,7 @@ static uint64_t sweep(int fd, uint64_t max_age_ns)
 				oldest = k.ts;
 			continue;
 		}
-		if (v.hdr.type == GS_REC_OP_UNWIND)
+		if (v.hdr.type == GS_REC_OP_UNWIND && hold_watchdog_stopped(&v.hdr))
 			unwind_fix(&v);
 		kill((pid_t)k.tgid, SIGCONT);
 		bpf_map_delete_elem(fd, &k);

@@ -26,5 +26,10 @@ int hold_watchdog_start(int held_fd, pid_t *pid);
 bool hold_watchdog_done(int held_fd, const struct gs_hdr *rec);
 /* Whether the hold of `rec` is still in force (the watchdog has not resumed it). */
 bool hold_watchdog_holding(int held_fd, const struct gs_hdr *rec);
+/* Whether the process of hold record `rec` is still stopped, or about to be (its SIGSTOP
+ * pending): false once someone else resumed it, such as another gpuspy whose own hold of the
+ * same load ended first (each sends SIGCONT when done), or when it is gone. Before the
+ * loader's SIGCONT: it ran unprobed meanwhile, a loss to count. */
+bool hold_watchdog_stopped(const struct gs_hdr *rec);
 
 #endif /* GPUSPY_HOLD_WATCHDOG_H */
