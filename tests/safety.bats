@@ -135,18 +135,24 @@ start_gpuspy() { # ARGS...
 	target_goes_on
 }
 
-@test "a process held at ld.so while gpuspy is stopped is resumed by the watchdog once gpuspy is SIGKILLed, and finishes its work" {
+# Starts dlopen_host recorded with -p, stops gpuspy, and has the target dlopen its kernel
+# library: BPF holds it at ld.so, with no gpuspy to resume it.
+held_while_gpuspy_stopped() {
 	start_loop -- "$TGT/dlopen_host" "$WORK/ready" "$TGT/libdlkernels.so" 3
 	start_gpuspy -p "$TARGET_PID"
 	wait_for_line "$WORK/g.err" "recording 1 process"
 	pgrep -x gpuspy-watchdog > /dev/null
 	kill -STOP "$GPUSPY_PID"
-	echo go >&4 # it dlopens the kernel library: BPF holds it at ld.so
+	echo go >&4
 	for _ in $(seq 100); do
 		[ "$(state_of "$TARGET_PID")" = T ] && break
 		sleep 0.05
 	done
 	[ "$(state_of "$TARGET_PID")" = T ]
+}
+
+@test "a process held at ld.so while gpuspy is stopped is resumed by the watchdog once gpuspy is SIGKILLed, and finishes its work" {
+	held_while_gpuspy_stopped
 	kill -KILL "$GPUSPY_PID"
 	GPUSPY_PID=
 	exec 4>&-
@@ -157,16 +163,7 @@ start_gpuspy() { # ARGS...
 }
 
 @test "no hold outlasts 10 s: a process held while gpuspy is stopped is resumed by the watchdog, and gpuspy counts the load as not held" {
-	start_loop -- "$TGT/dlopen_host" "$WORK/ready" "$TGT/libdlkernels.so" 3
-	start_gpuspy -p "$TARGET_PID"
-	wait_for_line "$WORK/g.err" "recording 1 process"
-	kill -STOP "$GPUSPY_PID"
-	echo go >&4
-	for _ in $(seq 100); do
-		[ "$(state_of "$TARGET_PID")" = T ] && break
-		sleep 0.05
-	done
-	[ "$(state_of "$TARGET_PID")" = T ]
+	held_while_gpuspy_stopped
 	# gpuspy stays stopped: the watchdog alone can resume the target (bound: 10 s)
 	for _ in $(seq 300); do
 		[ -e "$WORK/status" ] && break
@@ -184,16 +181,7 @@ start_gpuspy() { # ARGS...
 }
 
 @test "a hold someone else ends first (another gpuspy's SIGCONT) while gpuspy is busy is counted as not held, with a warning" {
-	start_loop -- "$TGT/dlopen_host" "$WORK/ready" "$TGT/libdlkernels.so" 3
-	start_gpuspy -p "$TARGET_PID"
-	wait_for_line "$WORK/g.err" "recording 1 process"
-	kill -STOP "$GPUSPY_PID"
-	echo go >&4
-	for _ in $(seq 100); do
-		[ "$(state_of "$TARGET_PID")" = T ] && break
-		sleep 0.05
-	done
-	[ "$(state_of "$TARGET_PID")" = T ]
+	held_while_gpuspy_stopped
 	# what a second gpuspy holding the same loads does when it is done first: the target's
 	# later loads are held too, and resumed the same way, long before the watchdog's 10 s
 	for _ in $(seq 300); do
