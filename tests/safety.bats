@@ -151,6 +151,25 @@ held_while_gpuspy_stopped() {
 	[ "$(state_of "$TARGET_PID")" = T ]
 }
 
+# Waits up to 30 s for the held target to finish (with --resume, sending it SIGCONT meanwhile,
+# as another gpuspy done first would), then lets gpuspy go on to its end: the target's load is
+# counted as not held.
+finish_held() { # [--resume]
+	for _ in $(seq 300); do
+		[ -e "$WORK/status" ] && break
+		[ "${1:-}" != --resume ] || kill -CONT "$TARGET_PID" 2> /dev/null || true
+		sleep 0.1
+	done
+	[ "$(cat "$WORK/status")" -eq 0 ]
+	grep -q '^DONE ok$' "$WORK/out"
+	TARGET_PID=
+	kill -CONT "$GPUSPY_PID"
+	wait "$GPUSPY_PID"
+	GPUSPY_PID=
+	"$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
+		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
+}
+
 @test "a process held at ld.so while gpuspy is stopped is resumed by the watchdog once gpuspy is SIGKILLed, and finishes its work" {
 	held_while_gpuspy_stopped
 	kill -KILL "$GPUSPY_PID"
@@ -165,40 +184,17 @@ held_while_gpuspy_stopped() {
 @test "no hold outlasts 10 s: a process held while gpuspy is stopped is resumed by the watchdog, and gpuspy counts the load as not held" {
 	held_while_gpuspy_stopped
 	# gpuspy stays stopped: the watchdog alone can resume the target (bound: 10 s)
-	for _ in $(seq 300); do
-		[ -e "$WORK/status" ] && break
-		sleep 0.1
-	done
-	[ "$(cat "$WORK/status")" -eq 0 ]
-	grep -q '^DONE ok$' "$WORK/out"
-	TARGET_PID=
-	kill -CONT "$GPUSPY_PID"
-	wait "$GPUSPY_PID"
-	GPUSPY_PID=
+	finish_held
 	grep -q "was held longer than 10 s and resumed by the watchdog" "$WORK/g.err"
-	"$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
-		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
 }
 
 @test "a hold someone else ends first (another gpuspy's SIGCONT) while gpuspy is busy is counted as not held, with a warning" {
 	held_while_gpuspy_stopped
 	# what a second gpuspy holding the same loads does when it is done first: the target's
 	# later loads are held too, and resumed the same way, long before the watchdog's 10 s
-	for _ in $(seq 300); do
-		[ -e "$WORK/status" ] && break
-		kill -CONT "$TARGET_PID" 2> /dev/null || true
-		sleep 0.1
-	done
-	[ "$(cat "$WORK/status")" -eq 0 ]
-	grep -q '^DONE ok$' "$WORK/out"
-	TARGET_PID=
-	kill -CONT "$GPUSPY_PID"
-	wait "$GPUSPY_PID"
-	GPUSPY_PID=
+	finish_held --resume
 	grep -q "was resumed by another process (another gpuspy?) or ended while its new libraries were probed" "$WORK/g.err"
 	! grep -q "resumed by the watchdog" "$WORK/g.err" || false
-	"$GPUSPY" report "$WORK/t.gpuspy" --report losses --format json |
-		jq -e '[.[] | select(.kind | startswith("library loads not held")) | .lost] | add >= 1'
 }
 
 # Starts cuda_loop, which then sandboxes itself with a filter answering openat with ACTION, and
