@@ -7,6 +7,22 @@ bench_fail() {
 	exit 1
 }
 
+# bench_need HINT FILE...: fails on the first FILE missing, saying what builds it (HINT)
+bench_need() {
+	bn_hint=$1
+	shift
+	for bn_file; do
+		[ -e "$bn_file" ] || bench_fail "$bn_file missing ($bn_hint)"
+	done
+}
+
+# stop_pid [PID]: ends a process the script started, if there is one, and reaps it
+stop_pid() {
+	[ -n "${1:-}" ] || return 0
+	kill "$1" 2> /dev/null || true
+	wait "$1" 2> /dev/null || true
+}
+
 # field NAME: the number after NAME= on stdin
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | head -1; }
 

@@ -40,16 +40,13 @@ work=$(mktemp -d)
 sysb=$build/bench/syscall_bench
 launch=$build/targets/cuda/launch_bench
 fc=$build/fakecuda
-for f in "$gpuspy" "$sysb" "$launch" "$fc/libcudart.so.13" "$build/bench/empty_probes"; do
-	[ -e "$f" ] || bench_fail "$f missing (make all fakecuda, and the bench programs)"
-done
+bench_need "make all fakecuda, and the bench programs" "$gpuspy" "$sysb" "$launch" \
+	"$fc/libcudart.so.13" "$build/bench/empty_probes"
 view_pid=
 target_pid=
 cleanup() {
-	[ -z "$view_pid" ] || kill "$view_pid" 2> /dev/null || true
-	[ -z "$view_pid" ] || wait "$view_pid" 2> /dev/null || true
-	[ -z "$target_pid" ] || kill "$target_pid" 2> /dev/null || true
-	[ -z "$target_pid" ] || wait "$target_pid" 2> /dev/null || true
+	stop_pid "$view_pid"
+	stop_pid "$target_pid"
 	bench_cleanup
 }
 trap cleanup EXIT

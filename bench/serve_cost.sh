@@ -28,14 +28,11 @@ fc=$build/fakecuda
 bench_name=serve_cost
 work=$(mktemp -d)
 . "$(dirname "$0")/lib.sh"
-for f in "$gpuspy" "$loop" "$fc/libcudart.so.13"; do
-	[ -e "$f" ] || bench_fail "$f missing (make all fakecuda)"
-done
+bench_need "make all fakecuda" "$gpuspy" "$loop" "$fc/libcudart.so.13"
 serve_pid=
 sleepers=
 cleanup() {
-	[ -z "$serve_pid" ] || kill "$serve_pid" 2> /dev/null || true
-	[ -z "$serve_pid" ] || wait "$serve_pid" 2> /dev/null || true
+	stop_pid "$serve_pid"
 	for p in $sleepers; do kill "$p" 2> /dev/null || true; done
 	bench_cleanup
 }

@@ -29,21 +29,15 @@ sample=${SOAK_SAMPLE:-$((seconds / 12))}
 gpuspy=$build/gpuspy
 loop=$build/targets/cuda/cuda_loop
 fc=$build/fakecuda
-for f in "$gpuspy" "$loop" "$fc/libcudart.so.13"; do
-	[ -e "$f" ] || {
-		echo "$bench_name: $f missing (make all fakecuda)" >&2
-		exit 1
-	}
-done
-work=$(mktemp -d)
 . "$(dirname "$0")/lib.sh"
+bench_need "make all fakecuda" "$gpuspy" "$loop" "$fc/libcudart.so.13"
+work=$(mktemp -d)
 serve_pid=
 load_pids=
 cleanup() {
 	touch "$work/stop"
 	for p in $load_pids $serve_pid; do
-		kill "$p" 2> /dev/null || true
-		wait "$p" 2> /dev/null || true
+		stop_pid "$p"
 	done
 	rm -rf "$work"
 }
