@@ -134,8 +134,10 @@ static size_t enable_kinds(int calls)
 	return on;
 }
 
-/* The kinds on, " kernel device" and so on, for the ACTIVE status and the debug log. */
-static void describe_kinds(char *list, size_t list_len)
+/* The ACTIVE status naming the kinds on (" kernel device" and so on, and NVTX with the
+ * per-call kinds), sent at once: gpuspy waits for a flush only from bridges it heard this
+ * from. Into `list` too, for the debug log. */
+static void announce_kinds(char *list, size_t list_len)
 {
 	size_t used = 0;
 
@@ -147,6 +149,8 @@ static void describe_kinds(char *list, size_t list_len)
 		if (used >= list_len)
 			used = list_len - 1;
 	}
+	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s%s", list, g_calls_on ? "; NVTX" : "");
+	batch_send();
 }
 
 static enum activity_start_result fail(const char *call, CUptiResult r)
@@ -157,7 +161,7 @@ static enum activity_start_result fail(const char *call, CUptiResult r)
 	return ACTIVITY_FAILED;
 }
 
-enum activity_start_result activity_start(void)
+enum activity_start_result activity_start(int calls)
 {
 	CUptiResult r = cuptiSubscribe(&g_sub, on_callback, NULL);
 	uint64_t floor = 0;
@@ -200,15 +204,12 @@ enum activity_start_result activity_start(void)
 	g_floor = floor;
 	g_accept = 1;
 	memset(g_refused, 0, sizeof(g_refused));
-	if (!enable_kinds(usdt_call_records())) {
+	if (!enable_kinds(calls)) {
 		g_accept = 0;
 		return fail("cuptiActivityEnable", CUPTI_ERROR_NOT_SUPPORTED);
 	}
-	describe_kinds(list, sizeof(list));
-	status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s%s", list, g_calls_on ? "; NVTX" : "");
-	/* before the log line: gpuspy waits for a flush only from bridges it heard this from,
-	 * and a script that waits for the line must find gpuspy knowing */
-	batch_send();
+	/* before the log line: a script that waits for the line must find gpuspy knowing */
+	announce_kinds(list, sizeof(list));
 	debug_log("pid %d: activity on:%s", (int)getpid(), list);
 	return ACTIVITY_STARTED;
 }
@@ -268,9 +269,7 @@ void activity_set_calls(int on)
 
 		/* a recorder that came while a live view kept the session open learns here that
 		 * this bridge records, and so waits for its flush at the end */
-		describe_kinds(list, sizeof(list));
-		status_emit(GS_BRIDGE_ACTIVE, 0, "CUPTI activity:%s; NVTX", list);
-		batch_send();
+		announce_kinds(list, sizeof(list));
 	}
 }
 

@@ -78,7 +78,7 @@ static void at_exit(void);
 
 static void start_cupti(uint64_t now)
 {
-	enum activity_start_result r = activity_start();
+	enum activity_start_result r = activity_start(g.calls);
 
 	g.cupti = r == ACTIVITY_STARTED ? CUPTI_ON : CUPTI_PASSIVE;
 	/* Handlers run in reverse order: registered again after CUPTI initialised (and maybe

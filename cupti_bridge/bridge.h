@@ -84,7 +84,8 @@ enum activity_start_result {
 	ACTIVITY_BUSY = 1,   /* another CUPTI subscriber */
 	ACTIVITY_FAILED = 2, /* a CUPTI error; a status record says which */
 };
-enum activity_start_result activity_start(void);
+/* `calls`: the per-call kinds too (gpuspy:call_records). */
+enum activity_start_result activity_start(int calls);
 void activity_flush(int forced);
 /* Kernel records on or off (CONCURRENT_KERNEL), the other kinds untouched; only while
  * started. */
